@@ -1,0 +1,60 @@
+package dev.idempotency.core;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A deterministic business outcome that is a failure (a declined card, an unknown account): thrown
+ * by a callback, it is stored for the key and thrown again, {@linkplain #replayed() marked as
+ * replayed}, to every later caller. The callback's business writes and outbox events are rolled
+ * back; the key keeps the failure. Throw any other exception for failures a retry may fix.
+ */
+public class BusinessFailure extends RuntimeException {
+    /** Upper bound on {@link #code()} so a stored failure stays small. */
+    public static final int MAX_CODE_LENGTH = 100;
+
+    private final String code;
+    private final Map<String, String> details;
+    private final boolean replayed;
+
+    /** A failure with a machine-readable {@code code} (e.g. {@code card_declined}) and a message for people. */
+    public BusinessFailure(String code, String message) {
+        this(code, message, Map.of());
+    }
+
+    /** As {@link #BusinessFailure(String, String)}, with string details (e.g. {@code decline_code}). */
+    public BusinessFailure(String code, String message, Map<String, String> details) {
+        this(code, message, details, false);
+    }
+
+    private BusinessFailure(String code, String message, Map<String, String> details, boolean replayed) {
+        super(Objects.requireNonNull(message, "message"));
+        Objects.requireNonNull(code, "code");
+        if (code.isBlank() || code.length() > MAX_CODE_LENGTH) {
+            throw new IllegalArgumentException("code must be non-blank and at most " + MAX_CODE_LENGTH + " characters");
+        }
+        this.code = code;
+        this.details = Map.copyOf(Objects.requireNonNull(details, "details"));
+        this.replayed = replayed;
+    }
+
+    /** The failure as read back from storage for a later call with the same key. */
+    public static BusinessFailure replayOf(String code, String message, Map<String, String> details) {
+        return new BusinessFailure(code, message, details, true);
+    }
+
+    /** The machine-readable failure code. */
+    public String code() {
+        return code;
+    }
+
+    /** Details stored with the failure; empty if none. */
+    public Map<String, String> details() {
+        return details;
+    }
+
+    /** True when this failure was stored by an earlier call and this call did not run the callback. */
+    public boolean replayed() {
+        return replayed;
+    }
+}

@@ -1,0 +1,51 @@
+package dev.idempotency.core.outbox;
+
+import java.util.Objects;
+
+/**
+ * How publishing one event went: delivered, failed in a way a retry may fix, or rejected for good
+ * (the relay dead-letters it at once).
+ */
+public final class PublishResult {
+    /** The three ways a publish attempt ends. */
+    public enum Status { PUBLISHED, RETRY, REJECTED }
+
+    private static final PublishResult PUBLISHED = new PublishResult(Status.PUBLISHED, null);
+
+    private final Status status;
+    private final String error;
+
+    private PublishResult(Status status, String error) {
+        this.status = status;
+        this.error = error;
+    }
+
+    /** The broker acknowledged the event. */
+    public static PublishResult published() {
+        return PUBLISHED;
+    }
+
+    /** A failure that may pass (timeout, broker down, HTTP 5xx/408/429): the relay retries with backoff. */
+    public static PublishResult retry(String error) {
+        return new PublishResult(Status.RETRY, Objects.requireNonNull(error, "error"));
+    }
+
+    /** A failure no retry fixes (HTTP 4xx, a message the broker refuses): the relay dead-letters the event. */
+    public static PublishResult rejected(String error) {
+        return new PublishResult(Status.REJECTED, Objects.requireNonNull(error, "error"));
+    }
+
+    public Status status() {
+        return status;
+    }
+
+    /** What went wrong; null when published. */
+    public String error() {
+        return error;
+    }
+
+    @Override
+    public String toString() {
+        return error == null ? status.name() : status + ": " + error;
+    }
+}
