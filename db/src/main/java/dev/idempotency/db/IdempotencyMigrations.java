@@ -1,0 +1,61 @@
+package dev.idempotency.db;
+
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
+
+/**
+ * Applies the library's tables (idempotency keys, outbox) to a schema of your choice, with a Flyway
+ * history table of its own so it never touches your migrations. Applying twice is a no-op, and a
+ * schema that already holds your tables keeps them.
+ *
+ * <p>If you run Flyway yourself you may instead add {@link #LOCATION} to your locations: the
+ * scripts create their tables in Flyway's default schema. Their version numbers then share your
+ * history table, which is why the separate history of {@link #migrate(DataSource, String)} is the
+ * default advice.
+ */
+public final class IdempotencyMigrations {
+    /** Where the migration scripts are on the classpath. */
+    public static final String LOCATION = "classpath:db/migration/idempotency";
+    /** The schema used when none is named; executors default to the same. */
+    public static final String DEFAULT_SCHEMA = "idempotency";
+    /** The Flyway history table this class keeps, inside the target schema. */
+    public static final String HISTORY_TABLE = "idempotency_schema_history";
+
+    /** Same rule as the executor's configuration: a plain lower-case identifier. */
+    private static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+
+    private IdempotencyMigrations() {
+    }
+
+    /** Applies pending migrations to the {@value #DEFAULT_SCHEMA} schema, creating it if needed. */
+    public static MigrateResult migrate(DataSource dataSource) {
+        return migrate(dataSource, DEFAULT_SCHEMA);
+    }
+
+    /** Applies pending migrations to {@code schema}, creating it if needed; returns what Flyway did. */
+    public static MigrateResult migrate(DataSource dataSource, String schema) {
+        return flyway(dataSource, schema).migrate();
+    }
+
+    /** The Flyway instance {@link #migrate} uses, for {@code info()} or {@code validate()}. */
+    public static Flyway flyway(DataSource dataSource, String schema) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        if (schema == null || !SCHEMA_NAME.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
+                    + SCHEMA_NAME.pattern() + " (was " + schema + ")");
+        }
+        return Flyway.configure(IdempotencyMigrations.class.getClassLoader())
+                .dataSource(dataSource)
+                .locations(LOCATION)
+                .schemas(schema)
+                .defaultSchema(schema)
+                .table(HISTORY_TABLE)
+                // The schema may already hold the user's own tables: start our history at 0 beside them.
+                .baselineOnMigrate(true)
+                .baselineVersion("0")
+                .load();
+    }
+}

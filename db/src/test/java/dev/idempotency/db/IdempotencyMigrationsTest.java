@@ -1,0 +1,119 @@
+package dev.idempotency.db;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotency.testing.TestDatabase;
+import dev.idempotency.testing.TestSchema;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class IdempotencyMigrationsTest {
+    private TestSchema schema;
+
+    @BeforeEach
+    void newSchema() {
+        schema = TestDatabase.get().newSchema("migrations", 2);
+    }
+
+    @AfterEach
+    void dropSchema() {
+        schema.close();
+    }
+
+    @Test
+    void createsTheKeysAndOutboxTablesInTheNamedSchema() throws SQLException {
+        MigrateResult result = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+
+        assertTrue(result.migrationsExecuted >= 1);
+        assertEquals(List.of("idempotency_keys", "idempotency_schema_history", "outbox_events"), tables());
+    }
+
+    @Test
+    void applyingTwiceIsANoOp() throws SQLException {
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+        insertKey("t1", "k1");
+
+        MigrateResult second = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+
+        assertEquals(0, second.migrationsExecuted);
+        assertEquals(1, count("SELECT count(*) FROM idempotency_keys"));
+    }
+
+    @Test
+    void leavesTheUsersOwnTablesInTheSameSchemaAlone() throws SQLException {
+        schema.execute("CREATE TABLE payments (id int PRIMARY KEY, amount int); INSERT INTO payments VALUES (1, 100)");
+
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+
+        assertEquals(1, count("SELECT count(*) FROM payments WHERE amount = 100"));
+        assertTrue(tables().containsAll(List.of("payments", "idempotency_keys", "outbox_events")));
+    }
+
+    @Test
+    void refusesASchemaNameThatIsNotAPlainIdentifier() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IdempotencyMigrations.migrate(schema.dataSource(), "x\"; DROP TABLE y; --"));
+        assertTrue(e.getMessage().startsWith("schema must be"), e.getMessage());
+    }
+
+    @Test
+    void theSchemaRefusesBlankKeysAndUnknownStatuses() throws SQLException {
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+
+        assertThrows(SQLException.class, () -> insertKey("t1", "   "));
+        assertThrows(SQLException.class, () -> insertKey("t1", "bad\u0001key"));
+        assertThrows(SQLException.class, () -> execute(
+                "INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, expires_at) VALUES ('t', 'k', 'done', now())"));
+        assertThrows(SQLException.class, () -> execute(
+                "INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) VALUES ('t', '', 'p', '{}')"));
+        assertEquals(0, count("SELECT count(*) FROM idempotency_keys"));
+    }
+
+    private void insertKey(String tenant, String key) throws SQLException {
+        try (Connection c = schema.dataSource().getConnection();
+             var ps = c.prepareStatement("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, expires_at) "
+                     + "VALUES (?, ?, 'processing', now() + interval '1 hour')")) {
+            ps.setString(1, tenant);
+            ps.setString(2, key);
+            ps.executeUpdate();
+        }
+    }
+
+    private void execute(String sql) throws SQLException {
+        try (Connection c = schema.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private long count(String sql) throws SQLException {
+        try (Connection c = schema.dataSource().getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private List<String> tables() throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (Connection c = schema.dataSource().getConnection();
+             var ps = c.prepareStatement("SELECT table_name FROM information_schema.tables WHERE table_schema = ? ORDER BY 1")) {
+            ps.setString(1, schema.name());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    names.add(rs.getString(1));
+                }
+            }
+        }
+        return names;
+    }
+}
