@@ -1,0 +1,347 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.IdempotencyKeys;
+import dev.idempotency.core.IdempotentCallback;
+import dev.idempotency.core.IdempotentExecutor;
+import dev.idempotency.core.KeyInProgressException;
+import dev.idempotency.core.KeyReusedException;
+import dev.idempotency.core.Outcome;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.ResultNotStorableException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.postgres.PostgresPlugin;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link IdempotentExecutor} on PostgreSQL: one transaction claims the key with
+ * {@code INSERT ... ON CONFLICT DO NOTHING}, runs the callback on the same Jdbi handle, writes its
+ * outbox events and its result, and commits. A concurrent duplicate waits on PostgreSQL's own row
+ * lock for the first caller's transaction, bounded by the wait budget; a later one replays.
+ *
+ * <p>Thread-safe; build one per database and share it.
+ */
+public final class PostgresIdempotentExecutor implements IdempotentExecutor<PostgresTransaction> {
+    private static final Logger log = LoggerFactory.getLogger(PostgresIdempotentExecutor.class);
+
+    private static final String SAVEPOINT = "idempotent_callback";
+    /** SQLSTATE lock_not_available: lock_timeout fired while waiting on another caller's row. */
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+    /** SQLSTATEs for JSON text PostgreSQL's jsonb refuses (e.g. a \u0000 escape). */
+    private static final String UNTRANSLATABLE_CHARACTER = "22P05";
+    private static final String INVALID_TEXT_REPRESENTATION = "22P02";
+    /** A key that is purged or reclaimed between our statements sends us round again; this bounds it. */
+    private static final int MAX_CLAIM_ROUNDS = 10;
+
+    private final Jdbi jdbi;
+    private final IdempotencyConfig config;
+    private final SqlStatements sql;
+    private final ResultCodec codec;
+    private final String waitBudgetSetting;
+    private final double retentionSeconds;
+    private final Runnable afterOutboxCommit;
+    /** Null until the first call has checked the pool's default isolation level. */
+    private volatile Boolean readCommittedByDefault;
+
+    private PostgresIdempotentExecutor(Builder builder) {
+        this.jdbi = builder.jdbi;
+        this.config = builder.config;
+        this.sql = new SqlStatements(config.schema());
+        this.codec = new ResultCodec(config);
+        // lock_timeout = 0 would mean "wait forever"; a zero budget means "do not wait".
+        this.waitBudgetSetting = Math.max(1, config.waitBudget().toMillis()) + "ms";
+        this.retentionSeconds = config.retention().toMillis() / 1000.0;
+        this.afterOutboxCommit = builder.afterOutboxCommit;
+    }
+
+    /** An executor on a pool (HikariCP in the examples), with a Jdbi of its own. */
+    public static Builder builder(DataSource dataSource) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        return new Builder(Jdbi.create(dataSource).installPlugin(new PostgresPlugin()));
+    }
+
+    /** An executor on an existing Jdbi, whose plugins and mappers callbacks then share. */
+    public static Builder builder(Jdbi jdbi) {
+        return new Builder(Objects.requireNonNull(jdbi, "jdbi"));
+    }
+
+    /** The configuration this executor was built with. */
+    public IdempotencyConfig config() {
+        return config;
+    }
+
+    @Override
+    public <T, X extends Exception> Outcome<T> run(String key, String tenant,
+                                                   dev.idempotency.core.IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        return execute(key, tenant, null, null, callback);
+    }
+
+    @Override
+    public <T, X extends Exception> Outcome<T> run(String key, String tenant, Class<T> resultType,
+                                                   IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        return execute(key, tenant, null, Objects.requireNonNull(resultType, "resultType"), callback);
+    }
+
+    @Override
+    public <T, X extends Exception> Outcome<T> run(String key, String tenant, RequestFingerprint fingerprint,
+                                                   IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        return execute(key, tenant, Objects.requireNonNull(fingerprint, "fingerprint"), null, callback);
+    }
+
+    @Override
+    public <T, X extends Exception> Outcome<T> run(String key, String tenant, RequestFingerprint fingerprint,
+                                                   Class<T> resultType,
+                                                   IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        return execute(key, tenant, Objects.requireNonNull(fingerprint, "fingerprint"),
+                Objects.requireNonNull(resultType, "resultType"), callback);
+    }
+
+    private <T, X extends Exception> Outcome<T> execute(String key, String tenant, RequestFingerprint fingerprint,
+                                                        Class<T> resultType,
+                                                        IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        IdempotencyKeys.validate(key, tenant);
+        Objects.requireNonNull(callback, "callback");
+        byte[] digest = fingerprint == null ? null : fingerprint.digest();
+        try (Handle handle = jdbi.open()) {
+            return inTransaction(handle, key, tenant, digest, resultType, callback);
+        }
+    }
+
+    private <T, X extends Exception> Outcome<T> inTransaction(Handle handle, String key, String tenant, byte[] digest,
+                                                              Class<T> resultType,
+                                                              IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        boolean ended = false;
+        handle.begin();
+        try {
+            if (!readCommittedByDefault(handle)) {
+                // The claim relies on READ COMMITTED: each statement sees what a concurrent caller committed.
+                handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            }
+            String previousLockTimeout = handle.createQuery(SqlStatements.SET_CLAIM_LOCK_TIMEOUT)
+                    .bind("waitBudget", waitBudgetSetting)
+                    .mapTo(String.class)
+                    .one();
+            Optional<StoredKey> stored = claim(handle, key, tenant, digest);
+            if (stored.isPresent()) {
+                handle.commit();
+                ended = true;
+                return replay(stored.get(), key, tenant, digest, resultType);
+            }
+            handle.createQuery(SqlStatements.RESTORE_LOCK_TIMEOUT).bind("previous", previousLockTimeout)
+                    .mapTo(String.class).one();
+            Outcome<T> outcome = runCallback(handle, key, tenant, resultType, callback);
+            ended = true;
+            return outcome;
+        } catch (RuntimeException e) {
+            if (LOCK_NOT_AVAILABLE.equals(sqlState(e))) {
+                throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
+                        + "' is being processed by another request that did not finish within the wait budget of "
+                        + config.waitBudget().toMillis() + " ms. Nothing ran; retry later (HTTP 409).", e);
+            }
+            throw e;
+        } finally {
+            if (!ended) {
+                rollbackQuietly(handle);
+            }
+        }
+    }
+
+    /** Claims the key for this transaction (empty result), or returns what a committed row holds. */
+    private Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest) {
+        for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+            int inserted = handle.createUpdate(sql.claimKey)
+                    .bind("tenant", tenant).bind("key", key).bind("fingerprint", digest)
+                    .bind("retentionSeconds", retentionSeconds)
+                    .execute();
+            if (inserted == 1) {
+                return Optional.empty();
+            }
+            Optional<StoredKey> stored = findKey(handle, key, tenant);
+            while (stored.isPresent() && stored.get().expired()) {
+                int reclaimed = handle.createUpdate(sql.reclaimExpiredKey)
+                        .bind("tenant", tenant).bind("key", key).bind("fingerprint", digest)
+                        .bind("retentionSeconds", retentionSeconds)
+                        .execute();
+                if (reclaimed == 1) {
+                    log.debug("reclaimed expired idempotency key {} of tenant {}", key, tenant);
+                    return Optional.empty();
+                }
+                stored = findKey(handle, key, tenant);
+            }
+            if (stored.isPresent()) {
+                return stored;
+            }
+            // Purged between our INSERT and SELECT: claim again.
+        }
+        throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
+                + "' changed state " + MAX_CLAIM_ROUNDS + " times while being claimed; retry later (HTTP 409).");
+    }
+
+    private Optional<StoredKey> findKey(Handle handle, String key, String tenant) {
+        return handle.createQuery(sql.findKey)
+                .bind("tenant", tenant).bind("key", key)
+                .map((rs, ctx) -> new StoredKey(rs.getString("status"), rs.getBytes("request_fingerprint"),
+                        rs.getString("result"), rs.getString("result_type"), rs.getString("failure"),
+                        rs.getBoolean("expired")))
+                .findOne();
+    }
+
+    private <T> Outcome<T> replay(StoredKey stored, String key, String tenant, byte[] digest, Class<T> resultType) {
+        if (!Arrays.equals(stored.fingerprint(), digest)) {
+            throw new KeyReusedException("Idempotency key '" + key + "' of tenant '" + tenant
+                    + "' was first used for a different request. Nothing ran; use a new key for a new request (HTTP 422).");
+        }
+        switch (stored.status()) {
+            case StoredKey.COMPLETED: {
+                log.debug("replaying idempotency key {} of tenant {}", key, tenant);
+                @SuppressWarnings("unchecked")
+                T result = (T) codec.decode(stored.resultJson(), stored.resultType(), resultType);
+                return Outcome.replay(result);
+            }
+            case StoredKey.FAILED:
+                log.debug("replaying the stored failure of idempotency key {} of tenant {}", key, tenant);
+                throw codec.decodeFailure(stored.failureJson());
+            default:
+                throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
+                        + "' is held by a lease on work still in progress. Nothing ran; retry later (HTTP 409).");
+        }
+    }
+
+    private <T, X extends Exception> Outcome<T> runCallback(Handle handle, String key, String tenant, Class<T> resultType,
+                                                            IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        TransactionOutbox outbox = new TransactionOutbox(tenant, config.objectMapper(), config.maxOutboxPayloadBytes());
+        handle.savepoint(SAVEPOINT);
+        T result;
+        try {
+            result = callback.run(new CallbackTransaction(key, tenant, handle, outbox));
+            requireOpenTransaction(handle);
+        } catch (BusinessFailure failure) {
+            requireOpenTransaction(handle);
+            handle.rollbackToSavepoint(SAVEPOINT);
+            outbox.discard();
+            handle.createUpdate(sql.failKey)
+                    .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
+                    .execute();
+            handle.commit();
+            log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
+            throw failure;
+        } finally {
+            outbox.close();
+        }
+        ResultCodec.StoredResult stored = codec.encode(result, resultType);
+        try {
+            outbox.write(handle, sql);
+            handle.createUpdate(sql.completeKey)
+                    .bind("tenant", tenant).bind("key", key)
+                    .bind("result", stored.json()).bind("resultType", stored.typeName())
+                    .execute();
+        } catch (RuntimeException e) {
+            String state = sqlState(e);
+            if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
+                throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
+                        + rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
+            }
+            throw e;
+        }
+        handle.commit();
+        if (outbox.size() > 0) {
+            signalOutboxCommit();
+        }
+        return Outcome.firstRun(result);
+    }
+
+    private static void requireOpenTransaction(Handle handle) {
+        if (handle.isClosed() || !handle.isInTransaction()) {
+            throw new IllegalStateException("The callback committed, rolled back or closed the executor's transaction. "
+                    + "Nothing was stored; let the executor end the transaction.");
+        }
+    }
+
+    private void signalOutboxCommit() {
+        try {
+            afterOutboxCommit.run();
+        } catch (RuntimeException e) {
+            log.warn("the after-outbox-commit listener failed; the relay will find the events by polling", e);
+        }
+    }
+
+    private boolean readCommittedByDefault(Handle handle) {
+        Boolean known = readCommittedByDefault;
+        if (known == null) {
+            try {
+                known = handle.getConnection().getTransactionIsolation() == Connection.TRANSACTION_READ_COMMITTED;
+            } catch (SQLException e) {
+                known = false;
+            }
+            readCommittedByDefault = known;
+        }
+        return known;
+    }
+
+    private static void rollbackQuietly(Handle handle) {
+        if (handle.isClosed()) {
+            return;
+        }
+        try {
+            handle.rollback();
+        } catch (RuntimeException e) {
+            log.debug("rollback after a failed idempotent call failed too", e);
+        }
+    }
+
+    private static String sqlState(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sqlException && sqlException.getSQLState() != null) {
+                return sqlException.getSQLState();
+            }
+        }
+        return null;
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return root.getMessage();
+    }
+
+    /** Builds a {@link PostgresIdempotentExecutor}; the configuration defaults to {@link IdempotencyConfig#defaults()}. */
+    public static final class Builder {
+        private final Jdbi jdbi;
+        private IdempotencyConfig config = IdempotencyConfig.defaults();
+        private Runnable afterOutboxCommit = () -> { };
+
+        private Builder(Jdbi jdbi) {
+            this.jdbi = jdbi;
+        }
+
+        /** The executor's settings (schema, retention, wait budget, size limits). */
+        public Builder config(IdempotencyConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        /**
+         * Called after each commit that wrote outbox events, on the caller's thread; a relay in the
+         * same JVM passes its wake-up here to publish without waiting for its next poll. Keep it cheap.
+         */
+        public Builder afterOutboxCommit(Runnable listener) {
+            this.afterOutboxCommit = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        public PostgresIdempotentExecutor build() {
+            return new PostgresIdempotentExecutor(this);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package dev.idempotency.jdbc;
+
+/**
+ * Every SQL statement of this module, by name. Templates name the schema as {@code <schema>}; an
+ * instance holds them rendered once for a validated schema name, so no identifier is ever
+ * concatenated from unchecked input and no statement is rebuilt per call.
+ */
+final class SqlStatements {
+
+    /** Sets this transaction's lock_timeout to the wait budget; returns the value to restore afterwards. */
+    static final String SET_CLAIM_LOCK_TIMEOUT = """
+            SELECT previous, set_config('lock_timeout', :waitBudget, true)
+            FROM (SELECT current_setting('lock_timeout') AS previous OFFSET 0) AS before""";
+
+    /** Puts lock_timeout back for the callback's own statements. */
+    static final String RESTORE_LOCK_TIMEOUT = """
+            SELECT set_config('lock_timeout', :previous, true)""";
+
+    /**
+     * Claims a key. Against a concurrent caller's uncommitted row this blocks on PostgreSQL's own
+     * row lock until that transaction ends (or lock_timeout fires); against a committed row it
+     * inserts nothing.
+     */
+    private static final String CLAIM_KEY = """
+            INSERT INTO <schema>.idempotency_keys
+                (tenant_id, idempotency_key, status, request_fingerprint, expires_at)
+            VALUES (:tenant, :key, 'processing', :fingerprint, now() + make_interval(secs => :retentionSeconds))
+            ON CONFLICT (tenant_id, idempotency_key) DO NOTHING""";
+
+    /** Reads what a key holds after a claim found it taken; expiry is judged by the database clock. */
+    private static final String FIND_KEY = """
+            SELECT status, request_fingerprint, result, result_type, failure, expires_at <= now() AS expired
+            FROM <schema>.idempotency_keys
+            WHERE tenant_id = :tenant AND idempotency_key = :key""";
+
+    /**
+     * Takes over an expired key in one statement: of several callers racing, the first to lock the
+     * row wins; the others re-check expires_at on the winner's version and update nothing.
+     */
+    private static final String RECLAIM_EXPIRED_KEY = """
+            UPDATE <schema>.idempotency_keys
+            SET status = 'processing', request_fingerprint = :fingerprint,
+                result = NULL, result_type = NULL, failure = NULL,
+                lease_token = NULL, lease_expires_at = NULL,
+                created_at = now(), updated_at = now(),
+                expires_at = now() + make_interval(secs => :retentionSeconds)
+            WHERE tenant_id = :tenant AND idempotency_key = :key AND expires_at <= now()""";
+
+    /** Stores the callback's result. */
+    private static final String COMPLETE_KEY = """
+            UPDATE <schema>.idempotency_keys
+            SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key""";
+
+    /** Stores a declared business failure (its business writes were rolled back to a savepoint). */
+    private static final String FAIL_KEY = """
+            UPDATE <schema>.idempotency_keys
+            SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key""";
+
+    /**
+     * Serialises writers of the same ordering key until commit, so that within one
+     * (tenant, topic, partition key) outbox ids are assigned in commit order and a relay never sees
+     * a lower id commit after a higher one. Locks are taken in hash order so writers cannot deadlock.
+     */
+    static final String LOCK_ORDERING_KEYS = """
+            SELECT pg_advisory_xact_lock(:lockSpace, hash)
+            FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
+                  FROM unnest(CAST(:orderingKeys AS text[])) AS ordering_key
+                  ORDER BY 1 OFFSET 0) AS ordered""";
+
+    /** Inserts a transaction's outbox events in the order the callback emitted them. */
+    private static final String INSERT_OUTBOX_EVENTS = """
+            INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
+            SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+            FROM unnest(CAST(:topics AS text[]), CAST(:partitionKeys AS text[]),
+                        CAST(:payloads AS text[]), CAST(:headers AS text[]))
+                 WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
+            ORDER BY e.n""";
+
+    /** First key of the advisory lock pair: keeps our locks apart from the application's own. */
+    static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
+
+    final String claimKey;
+    final String findKey;
+    final String reclaimExpiredKey;
+    final String completeKey;
+    final String failKey;
+    final String insertOutboxEvents;
+
+    /** Renders the templates for {@code schema}, which the configuration has already validated. */
+    SqlStatements(String schema) {
+        String quoted = '"' + schema + '"';
+        this.claimKey = render(CLAIM_KEY, quoted);
+        this.findKey = render(FIND_KEY, quoted);
+        this.reclaimExpiredKey = render(RECLAIM_EXPIRED_KEY, quoted);
+        this.completeKey = render(COMPLETE_KEY, quoted);
+        this.failKey = render(FAIL_KEY, quoted);
+        this.insertOutboxEvents = render(INSERT_OUTBOX_EVENTS, quoted);
+    }
+
+    private static String render(String template, String quotedSchema) {
+        return template.replace("<schema>", quotedSchema);
+    }
+}

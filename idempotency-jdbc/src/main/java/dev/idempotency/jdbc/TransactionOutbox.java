@@ -1,0 +1,129 @@
+package dev.idempotency.jdbc;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.core.IdempotencyKeys;
+import dev.idempotency.core.outbox.OutboxWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * The outbox of one callback transaction. Events are checked when published and written together
+ * just before the result, so a callback that fails leaves none behind and the ordering-key locks are
+ * held only for the transaction's last moments.
+ */
+final class TransactionOutbox implements OutboxWriter {
+    private final String tenant;
+    private final ObjectMapper mapper;
+    private final int maxPayloadBytes;
+    private final List<Event> events = new ArrayList<>();
+    private boolean open = true;
+
+    private record Event(String topic, String partitionKey, String payloadJson, String headersJson) {
+        String orderingKey(String tenant) {
+            return tenant + "/" + topic + "/" + partitionKey;
+        }
+    }
+
+    TransactionOutbox(String tenant, ObjectMapper mapper, int maxPayloadBytes) {
+        this.tenant = tenant;
+        this.mapper = mapper;
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    @Override
+    public void publish(String topic, String partitionKey, Object payload, Map<String, String> headers) {
+        Objects.requireNonNull(payload, "payload must not be null");
+        String json;
+        try {
+            json = mapper.writeValueAsString(payload);
+        } catch (JsonProcessingException | RuntimeException | StackOverflowError e) {
+            throw new IllegalArgumentException("payload of type " + payload.getClass().getName()
+                    + " cannot be serialized to JSON: " + e.getMessage(), e);
+        }
+        add(topic, partitionKey, json, headers);
+    }
+
+    @Override
+    public void publishJson(String topic, String partitionKey, String json, Map<String, String> headers) {
+        Objects.requireNonNull(json, "payload must not be null");
+        try {
+            mapper.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("payload is not valid JSON: " + e.getOriginalMessage(), e);
+        }
+        add(topic, partitionKey, json, headers);
+    }
+
+    private void add(String topic, String partitionKey, String json, Map<String, String> headers) {
+        if (!open) {
+            throw new IllegalStateException("this transaction has ended; publish outbox events inside the callback");
+        }
+        IdempotencyKeys.requireLabel("topic", topic, MAX_TOPIC_LENGTH);
+        IdempotencyKeys.requireLabel("partitionKey", partitionKey, MAX_PARTITION_KEY_LENGTH);
+        int size = json.getBytes(StandardCharsets.UTF_8).length;
+        if (size > maxPayloadBytes) {
+            throw new IllegalArgumentException("payload is " + size + " bytes of JSON, over the configured maximum of "
+                    + maxPayloadBytes + " (IdempotencyConfig.maxOutboxPayloadBytes)");
+        }
+        Objects.requireNonNull(headers, "headers must not be null (use Map.of())");
+        headers.forEach((name, value) -> {
+            IdempotencyKeys.requireLabel("header name", name, MAX_HEADER_NAME_LENGTH);
+            IdempotencyKeys.requireLabel("header " + name, value, MAX_HEADER_VALUE_LENGTH);
+        });
+        try {
+            events.add(new Event(topic, partitionKey, json, mapper.writeValueAsString(headers)));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a map of strings always serializes", e);
+        }
+    }
+
+    /** Forgets what the callback published: its transaction rolled back to before it. */
+    void discard() {
+        events.clear();
+    }
+
+    /** Stops accepting events once the callback has returned. */
+    void close() {
+        open = false;
+    }
+
+    int size() {
+        return events.size();
+    }
+
+    /** Writes the buffered events in emission order, after locking their ordering keys. */
+    void write(Handle handle, SqlStatements sql) {
+        if (events.isEmpty()) {
+            return;
+        }
+        List<String> orderingKeys = new ArrayList<>(events.size());
+        List<String> topics = new ArrayList<>(events.size());
+        List<String> partitionKeys = new ArrayList<>(events.size());
+        List<String> payloads = new ArrayList<>(events.size());
+        List<String> headers = new ArrayList<>(events.size());
+        for (Event event : events) {
+            orderingKeys.add(event.orderingKey(tenant));
+            topics.add(event.topic());
+            partitionKeys.add(event.partitionKey());
+            payloads.add(event.payloadJson());
+            headers.add(event.headersJson());
+        }
+        handle.createQuery(SqlStatements.LOCK_ORDERING_KEYS)
+                .bind("lockSpace", SqlStatements.OUTBOX_LOCK_SPACE)
+                .bindArray("orderingKeys", String.class, orderingKeys)
+                .mapToMap()
+                .list();
+        handle.createUpdate(sql.insertOutboxEvents)
+                .bind("tenant", tenant)
+                .bindArray("topics", String.class, topics)
+                .bindArray("partitionKeys", String.class, partitionKeys)
+                .bindArray("payloads", String.class, payloads)
+                .bindArray("headers", String.class, headers)
+                .execute();
+    }
+}
