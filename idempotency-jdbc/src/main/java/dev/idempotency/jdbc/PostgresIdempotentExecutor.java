@@ -41,6 +41,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private static final String INVALID_TEXT_REPRESENTATION = "22P02";
     /** A key that is purged or reclaimed between our statements sends us round again; this bounds it. */
     private static final int MAX_CLAIM_ROUNDS = 10;
+    /** Failure code stored when a callback ended the executor's transaction itself. */
+    static final String ENDED_BY_CALLBACK = "transaction_ended_by_callback";
 
     private final Jdbi jdbi;
     private final IdempotencyConfig config;
@@ -81,7 +83,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
 
     @Override
     public <T, X extends Exception> Outcome<T> run(String key, String tenant,
-                                                   dev.idempotency.core.IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+                                                   IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
         return execute(key, tenant, null, null, callback);
     }
 
@@ -223,9 +225,9 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         T result;
         try {
             result = callback.run(new CallbackTransaction(key, tenant, handle, outbox));
-            requireOpenTransaction(handle);
+            requireOpenTransaction(handle, key, tenant);
         } catch (BusinessFailure failure) {
-            requireOpenTransaction(handle);
+            requireOpenTransaction(handle, key, tenant);
             handle.rollbackToSavepoint(SAVEPOINT);
             outbox.discard();
             handle.createUpdate(sql.failKey)
@@ -259,11 +261,27 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         return Outcome.firstRun(result);
     }
 
-    private static void requireOpenTransaction(Handle handle) {
-        if (handle.isClosed() || !handle.isInTransaction()) {
-            throw new IllegalStateException("The callback committed, rolled back or closed the executor's transaction. "
-                    + "Nothing was stored; let the executor end the transaction.");
+    /**
+     * Refuses to go on when the callback ended the transaction itself. If it committed, the key row
+     * is committed as processing with the callback's writes but no result: it is marked failed so
+     * that retries see that, rather than a key stuck in progress or a second run.
+     */
+    private void requireOpenTransaction(Handle handle, String key, String tenant) {
+        if (!handle.isClosed() && handle.isInTransaction()) {
+            return;
         }
+        int marked = 0;
+        if (!handle.isClosed()) {
+            BusinessFailure unknown = new BusinessFailure(ENDED_BY_CALLBACK, "The callback ended the executor's transaction "
+                    + "itself; what it wrote may have been committed without a stored result. Reconcile by hand.");
+            marked = handle.createUpdate(sql.failAbandonedKey)
+                    .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(unknown))
+                    .execute();
+        }
+        throw new IllegalStateException("The callback committed, rolled back or closed the executor's transaction. "
+                + (marked == 1 ? "Its writes were committed without a result; the key is stored as failed with code "
+                        + ENDED_BY_CALLBACK + "." : "Nothing was stored.")
+                + " Let the executor end the transaction.");
     }
 
     private void signalOutboxCommit() {

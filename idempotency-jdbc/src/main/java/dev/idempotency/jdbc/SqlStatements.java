@@ -58,6 +58,12 @@ final class SqlStatements {
             SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now()
             WHERE tenant_id = :tenant AND idempotency_key = :key""";
 
+    /** Marks a key whose callback committed the transaction itself; outside any lease. */
+    private static final String FAIL_ABANDONED_KEY = """
+            UPDATE <schema>.idempotency_keys
+            SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key AND status = 'processing' AND lease_token IS NULL""";
+
     /**
      * Serialises writers of the same ordering key until commit, so that within one
      * (tenant, topic, partition key) outbox ids are assigned in commit order and a relay never sees
@@ -86,6 +92,7 @@ final class SqlStatements {
     final String reclaimExpiredKey;
     final String completeKey;
     final String failKey;
+    final String failAbandonedKey;
     final String insertOutboxEvents;
 
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
@@ -96,6 +103,7 @@ final class SqlStatements {
         this.reclaimExpiredKey = render(RECLAIM_EXPIRED_KEY, quoted);
         this.completeKey = render(COMPLETE_KEY, quoted);
         this.failKey = render(FAIL_KEY, quoted);
+        this.failAbandonedKey = render(FAIL_ABANDONED_KEY, quoted);
         this.insertOutboxEvents = render(INSERT_OUTBOX_EVENTS, quoted);
     }
 

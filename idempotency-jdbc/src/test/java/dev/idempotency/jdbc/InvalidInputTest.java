@@ -1,0 +1,204 @@
+package dev.idempotency.jdbc;
+
+import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
+import static dev.idempotency.jdbc.ExecutorFixture.newKey;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.InvalidIdempotencyKeyException;
+import dev.idempotency.core.ResultNotStorableException;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class InvalidInputTest {
+    /** A result that refers to itself, which no JSON can hold. */
+    static final class Node {
+        public final List<Node> children = new ArrayList<>();
+    }
+
+    private static ExecutorFixture db;
+    private static PostgresIdempotentExecutor executor;
+
+    @BeforeAll
+    static void setUp() {
+        db = new ExecutorFixture("invalid_input", 4);
+        executor = db.executor(c -> c.maxResultBytes(1024).allowResultTypes(Node.class));
+    }
+
+    @AfterAll
+    static void tearDown() {
+        db.close();
+    }
+
+    static List<Arguments> badKeysAndTenants() {
+        return List.of(
+                Arguments.of(null, "t1", "key", "must not be null"),
+                Arguments.of("", "t1", "key", "must not be blank"),
+                Arguments.of(" \t ", "t1", "key", "must not be blank"),
+                Arguments.of("k".repeat(256), "t1", "key", "at most 255"),
+                Arguments.of("k".repeat(10_000), "t1", "key", "at most 255"),
+                Arguments.of("bad\u0000key", "t1", "key", "control characters"),
+                Arguments.of("bad\nkey", "t1", "key", "control characters"),
+                Arguments.of("bad\uD800key", "t1", "key", "unpaired surrogate"),
+                Arguments.of("k1", null, "tenant", "must not be null"),
+                Arguments.of("k1", "", "tenant", "must not be blank"),
+                Arguments.of("k1", "t".repeat(256), "tenant", "at most 255"),
+                Arguments.of("k1", "t\u001b1", "tenant", "control characters"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badKeysAndTenants")
+    void aMalformedKeyOrTenantFailsBeforeAnySqlNamingTheField(String key, String tenant, String field, String problem) {
+        PostgresIdempotentExecutor noDatabase = PostgresIdempotentExecutor.builder(new UnusableDataSource())
+                .config(IdempotencyConfig.defaults()).build();
+
+        InvalidIdempotencyKeyException e = assertThrows(InvalidIdempotencyKeyException.class,
+                () -> noDatabase.run(key, tenant, tx -> "never"));
+
+        assertEquals(field, e.field());
+        assertTrue(e.getMessage().startsWith(field + " "), e.getMessage());
+        assertTrue(e.getMessage().contains(problem), e.getMessage());
+    }
+
+    @Test
+    void aResultOverTheSizeLimitRollsBackEverythingAndARetryRunsAgain() {
+        String key = newKey();
+
+        ResultNotStorableException e = assertThrows(ResultNotStorableException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            tx.outbox().publish("payments", key, Map.of("a", 1));
+            return "x".repeat(2000);
+        }));
+
+        assertTrue(e.getMessage().contains("maximum of 1024 bytes"), e.getMessage());
+        assertNothingStored(key);
+        assertFalse(executor.run(key, "t1", tx -> "small").replayed());
+    }
+
+    @Test
+    void aResultThatCannotBeSerializedRollsBackEverything() {
+        String key = newKey();
+
+        ResultNotStorableException e = assertThrows(ResultNotStorableException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            Node node = new Node();
+            node.children.add(node);
+            return node;
+        }));
+
+        assertTrue(e.getMessage().contains("cannot be serialized to JSON"), e.getMessage());
+        assertNothingStored(key);
+    }
+
+    @Test
+    void aResultPostgresJsonbRefusesRollsBackEverything() {
+        String key = newKey();
+
+        ResultNotStorableException e = assertThrows(ResultNotStorableException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            return "nul\u0000inside";
+        }));
+
+        assertTrue(e.getMessage().contains("jsonb"), e.getMessage());
+        assertNothingStored(key);
+    }
+
+    @Test
+    void aCallbackThatCommitsTheTransactionItselfLeavesAStoredFailureNotAStuckKey() {
+        String key = newKey();
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            tx.handle().commit();
+            return "x";
+        }));
+        BusinessFailure retry = assertThrows(BusinessFailure.class, () -> executor.run(key, "t1", tx -> "never"));
+
+        assertTrue(e.getMessage().contains("committed, rolled back or closed"), e.getMessage());
+        assertEquals(PostgresIdempotentExecutor.ENDED_BY_CALLBACK, retry.code());
+        assertEquals(1, db.payments("t1", key));
+    }
+
+    @Test
+    void aCallbackThatRollsBackTheTransactionItselfLeavesNothing() {
+        String key = newKey();
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            tx.handle().rollback();
+            return "x";
+        }));
+
+        assertTrue(e.getMessage().contains("Nothing was stored"), e.getMessage());
+        assertNothingStored(key);
+        assertFalse(executor.run(key, "t1", tx -> "ran").replayed());
+    }
+
+    private static void assertNothingStored(String key) {
+        assertEquals(0, db.keyRows("t1", key));
+        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.outboxEvents("t1", key));
+    }
+
+    /** Fails the test if the executor ever asks for a connection. */
+    private static final class UnusableDataSource implements DataSource {
+        @Override
+        public Connection getConnection() throws SQLException {
+            throw new AssertionError("validation must happen before any SQL");
+        }
+
+        @Override
+        public Connection getConnection(String username, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public Logger getParentLogger() {
+            return Logger.getGlobal();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.idempotency.jdbc;
+
+import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
+import static dev.idempotency.jdbc.ExecutorFixture.newKey;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class OutboxTest {
+    record PaymentCaptured(String paymentKey, long cents) {
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static ExecutorFixture db;
+
+    @BeforeAll
+    static void setUp() {
+        db = new ExecutorFixture("outbox", 4);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        db.close();
+    }
+
+    @Test
+    void eventsCommitWithTheResultInTheOrderTheCallbackEmittedThem() throws Exception {
+        AtomicInteger signals = new AtomicInteger();
+        PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(db.schema.dataSource())
+                .config(db.executor().config())
+                .afterOutboxCommit(signals::incrementAndGet)
+                .build();
+        String key = newKey();
+
+        executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1000);
+            tx.outbox().publish("payments", key, new PaymentCaptured(key, 1000), Map.of("trace-id", "abc"));
+            tx.outbox().publishJson("payments", key, "{\"step\": 2}");
+            return "ok";
+        });
+        executor.run(key, "t1", tx -> {
+            tx.outbox().publish("payments", key, Map.of("never", true));
+            return "replay does not run this";
+        });
+
+        List<Map<String, Object>> rows = db.outboxRows("t1", key);
+        assertEquals(2, rows.size());
+        JsonNode first = JSON.readTree((String) rows.get(0).get("payload"));
+        assertEquals(1000, first.get("cents").asLong());
+        assertEquals(key, first.get("paymentKey").asText());
+        assertEquals("abc", JSON.readTree((String) rows.get(0).get("headers")).get("trace-id").asText());
+        assertEquals(2, JSON.readTree((String) rows.get(1).get("payload")).get("step").asInt());
+        assertEquals("payments", rows.get(0).get("topic"));
+        assertEquals("pending", rows.get(0).get("status"));
+        assertTrue((Long) rows.get(0).get("id") < (Long) rows.get(1).get("id"));
+        assertEquals(1, signals.get());
+    }
+
+    @Test
+    void eventsOfACallbackThatFailsNeverAppear() {
+        PostgresIdempotentExecutor executor = db.executor();
+        String key = newKey();
+
+        assertThrows(ArithmeticException.class, () -> executor.run(key, "t1", tx -> {
+            tx.outbox().publish("payments", key, Map.of("amount", 1));
+            return 1 / 0;
+        }));
+
+        assertEquals(0, db.outboxEvents("t1", key));
+    }
+
+    @Test
+    void badEventsAreRefusedByNameAndTheWholeCallRollsBack() {
+        PostgresIdempotentExecutor executor = db.executor(c -> c.maxOutboxPayloadBytes(64));
+        String key = newKey();
+
+        IllegalArgumentException json = assertThrows(IllegalArgumentException.class,
+                () -> executor.run(key, "t1", tx -> {
+                    insertPayment(tx, 1);
+                    tx.outbox().publishJson("payments", key, "{not json");
+                    return "x";
+                }));
+        IllegalArgumentException topic = assertThrows(IllegalArgumentException.class,
+                () -> executor.run(key, "t1", tx -> {
+                    tx.outbox().publish(" ", key, Map.of());
+                    return "x";
+                }));
+        IllegalArgumentException partitionKey = assertThrows(IllegalArgumentException.class,
+                () -> executor.run(key, "t1", tx -> {
+                    tx.outbox().publish("payments", "k".repeat(256), Map.of());
+                    return "x";
+                }));
+        IllegalArgumentException size = assertThrows(IllegalArgumentException.class,
+                () -> executor.run(key, "t1", tx -> {
+                    tx.outbox().publish("payments", key, Map.of("blob", "x".repeat(100)));
+                    return "x";
+                }));
+        IllegalArgumentException header = assertThrows(IllegalArgumentException.class,
+                () -> executor.run(key, "t1", tx -> {
+                    tx.outbox().publish("payments", key, Map.of(), Map.of("x-trace", "a\nb"));
+                    return "x";
+                }));
+
+        assertTrue(json.getMessage().startsWith("payload is not valid JSON"), json.getMessage());
+        assertTrue(topic.getMessage().startsWith("topic "), topic.getMessage());
+        assertTrue(partitionKey.getMessage().startsWith("partitionKey "), partitionKey.getMessage());
+        assertTrue(size.getMessage().contains("maxOutboxPayloadBytes"), size.getMessage());
+        assertTrue(header.getMessage().startsWith("header x-trace "), header.getMessage());
+        assertEquals(0, db.keyRows("t1", key));
+        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.outboxEvents("t1", key));
+    }
+}
