@@ -3,6 +3,7 @@ package dev.idempotency.jdbc;
 import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,11 +11,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.List;
 import java.util.Map;
+import dev.idempotency.core.Outcome;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+@org.junit.jupiter.api.Timeout(60)
 class OutboxTest {
     record PaymentCaptured(String paymentKey, long cents) {
     }
@@ -63,6 +71,49 @@ class OutboxTest {
         assertEquals("pending", rows.get(0).get("status"));
         assertTrue((Long) rows.get(0).get("id") < (Long) rows.get(1).get("id"));
         assertEquals(1, signals.get());
+    }
+
+    @Test
+    void aWriterOfTheSameOrderingKeyWaitsForTheOtherToCommitSoIdsFollowCommitOrder() throws Exception {
+        PostgresIdempotentExecutor executor = db.executor();
+        String key = newKey();
+        String partitionKey = "order-" + key;
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (Handle otherWriter = db.jdbi.open()) {
+            // Stands for another transaction that has written an event of the same key and not yet committed.
+            otherWriter.begin();
+            otherWriter.createQuery("SELECT pg_advisory_xact_lock(:space, hashtext(:orderingKey))::text")
+                    .bind("space", SqlStatements.OUTBOX_LOCK_SPACE).bind("orderingKey", "t1/orders/" + partitionKey)
+                    .mapTo(String.class).one();
+
+            Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
+                tx.outbox().publish("orders", partitionKey, Map.of("n", 1));
+                return "ok";
+            }));
+            awaitAdvisoryLockWait();
+            assertFalse(call.isDone());
+            assertEquals(0, db.outboxEvents("t1", partitionKey));
+
+            otherWriter.commit();
+            assertEquals("ok", call.get(30, TimeUnit.SECONDS).result());
+            assertEquals(1, db.outboxEvents("t1", partitionKey));
+        } finally {
+            caller.shutdownNow();
+        }
+    }
+
+    private static void awaitAdvisoryLockWait() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            long waiting = db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                            + "AND NOT granted AND classid = :space::oid")
+                    .bind("space", SqlStatements.OUTBOX_LOCK_SPACE).mapTo(Long.class).one());
+            if (waiting > 0) {
+                return;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("the executor never waited on the ordering-key lock");
     }
 
     @Test
