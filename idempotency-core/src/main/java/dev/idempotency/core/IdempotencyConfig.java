@@ -34,6 +34,19 @@ public final class IdempotencyConfig {
         this.allowedResultTypes = Set.copyOf(b.allowedResultTypes);
     }
 
+    /**
+     * Checks a schema name by the rule every component that takes one applies: a lower-case SQL
+     * identifier, so it is quoted safely and never concatenated raw. Returns it, or throws
+     * {@link IllegalArgumentException} naming the setting.
+     */
+    public static String requireSchemaName(String schema) {
+        if (schema == null || !SCHEMA_NAME.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
+                    + SCHEMA_NAME.pattern() + " (was " + schema + ")");
+        }
+        return schema;
+    }
+
     /** A builder holding the defaults: schema {@code idempotency}, 24 h retention, 5 s wait budget. */
     public static Builder builder() {
         return new Builder();
@@ -144,10 +157,7 @@ public final class IdempotencyConfig {
 
         /** Validates and freezes the settings. */
         public IdempotencyConfig build() {
-            if (schema == null || !SCHEMA_NAME.matcher(schema).matches()) {
-                throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
-                        + SCHEMA_NAME.pattern() + " (was " + schema + ")");
-            }
+            requireSchemaName(schema);
             requirePositive("retention", retention, Duration.ofSeconds(1));
             Objects.requireNonNull(waitBudget, "waitBudget");
             if (waitBudget.isNegative() || waitBudget.compareTo(Duration.ofHours(1)) > 0) {

@@ -84,6 +84,46 @@ final class SqlStatements {
                  WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
             ORDER BY e.n""";
 
+    /**
+     * Fails leases that ran out (lease mode): the holder crashed or overran, so whether its external
+     * step took effect is unknown. SKIP LOCKED lets several sweepers share the work without waiting.
+     */
+    private static final String FAIL_EXPIRED_LEASES = """
+            UPDATE <schema>.idempotency_keys AS k
+            SET status = 'failed', updated_at = now(),
+                failure = jsonb_build_object(
+                    'code', 'lease_expired',
+                    'message', 'The lease on this key ran out before its work completed; whether the external '
+                            || 'step took effect is unknown. Reconcile it before acting on this key again.',
+                    'details', jsonb_build_object('lease_expired_at', k.lease_expires_at::text))
+            WHERE (k.tenant_id, k.idempotency_key) IN (
+                SELECT tenant_id, idempotency_key FROM <schema>.idempotency_keys
+                WHERE status = 'processing' AND lease_expires_at < now()
+                ORDER BY lease_expires_at
+                LIMIT :batchSize
+                FOR UPDATE SKIP LOCKED)""";
+
+    /** Deletes keys past retention, a bounded batch at a time; a key under a live lease stays. */
+    private static final String PURGE_EXPIRED_KEYS = """
+            DELETE FROM <schema>.idempotency_keys
+            WHERE (tenant_id, idempotency_key) IN (
+                SELECT tenant_id, idempotency_key FROM <schema>.idempotency_keys
+                WHERE expires_at < now()
+                  AND NOT (status = 'processing' AND lease_expires_at >= now())
+                ORDER BY expires_at
+                LIMIT :batchSize
+                FOR UPDATE SKIP LOCKED)""";
+
+    /** Deletes published outbox events older than the retention, a bounded batch at a time. */
+    private static final String PURGE_PUBLISHED_EVENTS = """
+            DELETE FROM <schema>.outbox_events
+            WHERE id IN (
+                SELECT id FROM <schema>.outbox_events
+                WHERE status = 'published' AND published_at < now() - make_interval(secs => :retentionSeconds)
+                ORDER BY id
+                LIMIT :batchSize
+                FOR UPDATE SKIP LOCKED)""";
+
     /** First key of the advisory lock pair: keeps our locks apart from the application's own. */
     static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
 
@@ -94,6 +134,9 @@ final class SqlStatements {
     final String failKey;
     final String failAbandonedKey;
     final String insertOutboxEvents;
+    final String failExpiredLeases;
+    final String purgeExpiredKeys;
+    final String purgePublishedEvents;
 
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
     SqlStatements(String schema) {
@@ -105,6 +148,9 @@ final class SqlStatements {
         this.failKey = render(FAIL_KEY, quoted);
         this.failAbandonedKey = render(FAIL_ABANDONED_KEY, quoted);
         this.insertOutboxEvents = render(INSERT_OUTBOX_EVENTS, quoted);
+        this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
+        this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
+        this.purgePublishedEvents = render(PURGE_PUBLISHED_EVENTS, quoted);
     }
 
     private static String render(String template, String quotedSchema) {

@@ -1,0 +1,185 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.core.IdempotencyConfig;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the tables clean: fails {@code processing} keys whose lease ran out (their outcome is
+ * unknown, so a retry sees a failure instead of running the external step again), deletes keys past
+ * their retention, and deletes published outbox events past theirs. Every statement touches at most
+ * one batch and commits on its own, so no lock is held long; rows another sweeper or a caller holds
+ * are skipped, so several instances can run side by side.
+ */
+public final class Sweeper implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
+
+    /** What one sweep changed. */
+    public record Result(int leasesFailed, int keysPurged, int eventsPurged) {
+    }
+
+    private final Jdbi jdbi;
+    private final SqlStatements sql;
+    private final int batchSize;
+    private final int maxBatches;
+    private final Duration interval;
+    private final double publishedEventRetentionSeconds;
+    private ScheduledExecutorService scheduler;
+
+    private Sweeper(Builder builder) {
+        this.jdbi = builder.jdbi;
+        this.sql = new SqlStatements(builder.schema);
+        this.batchSize = builder.batchSize;
+        this.maxBatches = builder.maxBatchesPerSweep;
+        this.interval = builder.interval;
+        this.publishedEventRetentionSeconds = builder.publishedEventRetention.toMillis() / 1000.0;
+    }
+
+    /** A sweeper on {@code dataSource}, with defaults: schema {@code idempotency}, batches of 1,000, every 30 s. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource")));
+    }
+
+    /**
+     * Sweeps once, batch by batch, until each kind of work is done or {@code maxBatchesPerSweep}
+     * batches of it ran.
+     */
+    public Result sweepOnce() {
+        int leases = repeat(sql.failExpiredLeases, false);
+        int keys = repeat(sql.purgeExpiredKeys, false);
+        int events = repeat(sql.purgePublishedEvents, true);
+        if (leases + keys + events > 0) {
+            log.info("sweep: {} expired leases failed, {} expired keys purged, {} published events purged", leases, keys, events);
+        }
+        return new Result(leases, keys, events);
+    }
+
+    private int repeat(String statement, boolean withEventRetention) {
+        int total = 0;
+        for (int batch = 0; batch < maxBatches; batch++) {
+            int changed = jdbi.withHandle(h -> {
+                var update = h.createUpdate(statement).bind("batchSize", batchSize);
+                if (withEventRetention) {
+                    update.bind("retentionSeconds", publishedEventRetentionSeconds);
+                }
+                return update.execute();
+            });
+            total += changed;
+            if (changed < batchSize) {
+                break;
+            }
+        }
+        return total;
+    }
+
+    /** Sweeps every {@code interval} on a daemon thread of its own until {@link #close()}. */
+    public synchronized void start() {
+        if (scheduler != null) {
+            throw new IllegalStateException("this sweeper is already running");
+        }
+        scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "idempotency-sweeper");
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.scheduleWithFixedDelay(this::sweepLogged, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void sweepLogged() {
+        try {
+            sweepOnce();
+        } catch (RuntimeException e) {
+            // The database may be restarting; the next sweep tries again.
+            log.warn("sweep failed; retrying in {}", interval, e);
+        }
+    }
+
+    /** Stops the schedule, letting a sweep under way finish its current batch. */
+    @Override
+    public synchronized void close() {
+        if (scheduler != null) {
+            scheduler.shutdown();
+            try {
+                if (!scheduler.awaitTermination(30, TimeUnit.SECONDS)) {
+                    scheduler.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                scheduler.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+            scheduler = null;
+        }
+    }
+
+    /** Settings of a {@link Sweeper}, validated at {@link #build()}. */
+    public static final class Builder {
+        private final Jdbi jdbi;
+        private String schema = "idempotency";
+        private int batchSize = 1000;
+        private int maxBatchesPerSweep = 100;
+        private Duration interval = Duration.ofSeconds(30);
+        private Duration publishedEventRetention = Duration.ofHours(24);
+
+        private Builder(Jdbi jdbi) {
+            this.jdbi = jdbi;
+        }
+
+        /** The schema the migrations were applied to. */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** Rows per statement; 1 to 100,000. Smaller batches hold locks for less time. */
+        public Builder batchSize(int batchSize) {
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /** Upper bound on batches of each kind per sweep, so one sweep cannot run unbounded; 1 to 100,000. */
+        public Builder maxBatchesPerSweep(int maxBatchesPerSweep) {
+            this.maxBatchesPerSweep = maxBatchesPerSweep;
+            return this;
+        }
+
+        /** Pause between sweeps when started; at least 10 ms. */
+        public Builder interval(Duration interval) {
+            this.interval = interval;
+            return this;
+        }
+
+        /** How long published outbox events are kept; zero deletes them at the next sweep. */
+        public Builder publishedEventRetention(Duration publishedEventRetention) {
+            this.publishedEventRetention = publishedEventRetention;
+            return this;
+        }
+
+        public Sweeper build() {
+            IdempotencyConfig.requireSchemaName(schema);
+            requireRange("batchSize", batchSize);
+            requireRange("maxBatchesPerSweep", maxBatchesPerSweep);
+            Objects.requireNonNull(interval, "interval");
+            if (interval.toMillis() < 10) {
+                throw new IllegalArgumentException("interval must be at least 10 ms (was " + interval + ")");
+            }
+            Objects.requireNonNull(publishedEventRetention, "publishedEventRetention");
+            if (publishedEventRetention.isNegative()) {
+                throw new IllegalArgumentException("publishedEventRetention must not be negative (was " + publishedEventRetention + ")");
+            }
+            return new Sweeper(this);
+        }
+
+        private static void requireRange(String name, int value) {
+            if (value < 1 || value > 100_000) {
+                throw new IllegalArgumentException(name + " must be between 1 and 100000 (was " + value + ")");
+            }
+        }
+    }
+}
