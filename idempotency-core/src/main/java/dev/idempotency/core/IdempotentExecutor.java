@@ -51,4 +51,27 @@ public interface IdempotentExecutor<TX extends IdempotentTransaction> {
     /** The fingerprint and result-type variant; see the other overloads. */
     <T, X extends Exception> Outcome<T> run(String key, String tenant, RequestFingerprint fingerprint,
                                             Class<T> resultType, IdempotentCallback<TX, T, X> callback) throws X;
+
+    /**
+     * Lease mode, for work with effects outside the database that must not hold a transaction open:
+     * <ol>
+     *   <li>claims the key in a short committed transaction as {@code processing}, with a lease of
+     *       {@code lease} (expiry by the database clock) and a fencing token;</li>
+     *   <li>runs {@code externalStep} outside any transaction;</li>
+     *   <li>runs {@code completion} in a second transaction that commits its writes, the result and
+     *       outbox events only if this caller still holds the lease; otherwise
+     *       {@link LeaseLostException} and nothing is written.</li>
+     * </ol>
+     * A duplicate arriving during the lease gets {@link KeyInProgressException} at once. If the
+     * caller dies mid-way, the key stays {@code processing} until the lease runs out; the sweeper
+     * then stores it as failed ({@code lease_expired}, outcome unknown) and retries replay that
+     * failure instead of running the external step again.
+     *
+     * @param fingerprint the request's fingerprint, or null for none
+     * @param lease how long the external step and completion may take; at most the retention
+     */
+    <S, T, X extends Exception> Outcome<T> runWithLease(String key, String tenant, RequestFingerprint fingerprint,
+                                                        java.time.Duration lease, Class<T> resultType,
+                                                        ExternalStep<S, X> externalStep,
+                                                        CompletionStep<TX, S, T, X> completion) throws X;
 }

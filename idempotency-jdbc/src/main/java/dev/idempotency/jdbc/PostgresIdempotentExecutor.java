@@ -10,7 +10,14 @@ import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.ResultNotStorableException;
+import dev.idempotency.core.CompletionStep;
+import dev.idempotency.core.ExternalStep;
+import dev.idempotency.core.LeaseLostException;
+import dev.idempotency.core.LeasedKey;
 import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ThreadLocalRandom;
 import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.Objects;
@@ -124,15 +131,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         boolean ended = false;
         handle.begin();
         try {
-            if (!readCommittedByDefault(handle)) {
-                // The claim relies on READ COMMITTED: each statement sees what a concurrent caller committed.
-                handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-            }
-            String previousLockTimeout = handle.createQuery(SqlStatements.SET_CLAIM_LOCK_TIMEOUT)
-                    .bind("waitBudget", waitBudgetSetting)
-                    .mapTo(String.class)
-                    .one();
-            Optional<StoredKey> stored = claim(handle, key, tenant, digest);
+            String previousLockTimeout = boundClaimWait(handle);
+            Optional<StoredKey> stored = claim(handle, key, tenant, digest, null, null);
             if (stored.isPresent()) {
                 handle.commit();
                 ended = true;
@@ -144,12 +144,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             ended = true;
             return outcome;
         } catch (RuntimeException e) {
-            if (LOCK_NOT_AVAILABLE.equals(sqlState(e))) {
-                throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
-                        + "' is being processed by another request that did not finish within the wait budget of "
-                        + config.waitBudget().toMillis() + " ms. Nothing ran; retry later (HTTP 409).", e);
-            }
-            throw e;
+            throw inProgressIfWaitedTooLong(e, key, tenant);
         } finally {
             if (!ended) {
                 rollbackQuietly(handle);
@@ -157,11 +152,151 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
     }
 
-    /** Claims the key for this transaction (empty result), or returns what a committed row holds. */
-    private Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest) {
+    /** Bounds how long the claim waits on a concurrent caller; returns the lock_timeout to restore. */
+    private String boundClaimWait(Handle handle) {
+        if (!readCommittedByDefault(handle)) {
+            // The claim relies on READ COMMITTED: each statement sees what a concurrent caller committed.
+            handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+        }
+        return handle.createQuery(SqlStatements.SET_CLAIM_LOCK_TIMEOUT)
+                .bind("waitBudget", waitBudgetSetting)
+                .mapTo(String.class)
+                .one();
+    }
+
+    private RuntimeException inProgressIfWaitedTooLong(RuntimeException e, String key, String tenant) {
+        if (LOCK_NOT_AVAILABLE.equals(sqlState(e))) {
+            return new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
+                    + "' is being processed by another request that did not finish within the wait budget of "
+                    + config.waitBudget().toMillis() + " ms. Nothing ran; retry later (HTTP 409).", e);
+        }
+        return e;
+    }
+
+    @Override
+    public <S, T, X extends Exception> Outcome<T> runWithLease(String key, String tenant, RequestFingerprint fingerprint,
+                                                               Duration lease, Class<T> resultType,
+                                                               ExternalStep<S, X> externalStep,
+                                                               CompletionStep<PostgresTransaction, S, T, X> completion) throws X {
+        IdempotencyKeys.validate(key, tenant);
+        Objects.requireNonNull(lease, "lease");
+        if (lease.toMillis() < 100 || lease.compareTo(config.retention()) > 0) {
+            throw new IllegalArgumentException("lease must be between 100 ms and the retention of " + config.retention()
+                    + " (was " + lease + ")");
+        }
+        Objects.requireNonNull(resultType, "resultType");
+        Objects.requireNonNull(externalStep, "externalStep");
+        Objects.requireNonNull(completion, "completion");
+        byte[] digest = fingerprint == null ? null : fingerprint.digest();
+        // Unique per holder is all a fencing token must be; a random one needs no sequence in the schema.
+        long token = ThreadLocalRandom.current().nextLong();
+
+        LeaseClaim claim = claimLease(key, tenant, digest, token, lease.toMillis() / 1000.0);
+        if (claim.stored() != null) {
+            return replay(claim.stored(), key, tenant, digest, resultType);
+        }
+        S external;
+        try {
+            external = externalStep.run(new LeasedKey(key, tenant, token, claim.expiresAt()));
+        } catch (BusinessFailure failure) {
+            storeLeasedFailure(key, tenant, token, failure);
+            throw failure;
+        } catch (RuntimeException | Error e) {
+            releaseLease(key, tenant, token);
+            throw e;
+        } catch (Exception e) {
+            releaseLease(key, tenant, token);
+            throw e;
+        }
+        return completeLease(key, tenant, token, resultType, tx -> completion.complete(tx, external));
+    }
+
+    /** What lease mode's claim found: a committed outcome to replay, or the lease it took. */
+    private record LeaseClaim(StoredKey stored, Instant expiresAt) {
+    }
+
+    private LeaseClaim claimLease(String key, String tenant, byte[] digest, long token, double leaseSeconds) {
+        try (Handle handle = jdbi.open()) {
+            boolean ended = false;
+            handle.begin();
+            try {
+                boundClaimWait(handle);
+                Optional<StoredKey> stored = claim(handle, key, tenant, digest, token, leaseSeconds);
+                Instant expiresAt = stored.isPresent() ? null : handle.createQuery(sql.findLeaseExpiry)
+                        .bind("tenant", tenant).bind("key", key)
+                        .mapTo(Instant.class).one();
+                handle.commit();
+                ended = true;
+                return new LeaseClaim(stored.orElse(null), expiresAt);
+            } catch (RuntimeException e) {
+                throw inProgressIfWaitedTooLong(e, key, tenant);
+            } finally {
+                if (!ended) {
+                    rollbackQuietly(handle);
+                }
+            }
+        }
+    }
+
+    private <T, X extends Exception> Outcome<T> completeLease(String key, String tenant, long token, Class<T> resultType,
+                                                              IdempotentCallback<PostgresTransaction, T, X> completion) throws X {
+        try (Handle handle = jdbi.open()) {
+            boolean ended = false;
+            handle.begin();
+            try {
+                int confirmed = handle.createUpdate(sql.confirmLease)
+                        .bind("tenant", tenant).bind("key", key).bind("leaseToken", token)
+                        .execute();
+                if (confirmed == 0) {
+                    throw new LeaseLostException("The lease on idempotency key '" + key + "' of tenant '" + tenant
+                            + "' ran out or was taken over before completion; nothing was written. The external step did "
+                            + "run: reconcile its effect (the sweeper lists the key as lease_expired), and use a longer lease.");
+                }
+                Outcome<T> outcome = runCallback(handle, key, tenant, resultType, completion);
+                ended = true;
+                return outcome;
+            } finally {
+                if (!ended) {
+                    // The external step ran, so the key must not be freed: it stays processing until its
+                    // lease runs out and the sweeper records the outcome as unknown.
+                    rollbackQuietly(handle);
+                }
+            }
+        }
+    }
+
+    private void storeLeasedFailure(String key, String tenant, long token, BusinessFailure failure) {
+        int stored = jdbi.withHandle(h -> h.createUpdate(sql.failLeasedKey)
+                .bind("tenant", tenant).bind("key", key).bind("leaseToken", token)
+                .bind("failure", codec.encodeFailure(failure))
+                .execute());
+        if (stored == 0) {
+            log.warn("the lease on idempotency key {} of tenant {} was lost before its business failure {} could be stored",
+                    key, tenant, failure.code());
+        }
+    }
+
+    private void releaseLease(String key, String tenant, long token) {
+        try {
+            jdbi.useHandle(h -> h.createUpdate(sql.releaseLease)
+                    .bind("tenant", tenant).bind("key", key).bind("leaseToken", token)
+                    .execute());
+        } catch (RuntimeException e) {
+            log.warn("could not free idempotency key {} of tenant {} after its external step failed; it stays in progress "
+                    + "until its lease runs out", key, tenant, e);
+        }
+    }
+
+    /**
+     * Claims the key for this transaction (empty result), or returns what a committed row holds.
+     * With a lease token the claimed row carries a lease of {@code leaseSeconds}; without, none.
+     */
+    private Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest,
+                                      Long leaseToken, Double leaseSeconds) {
         for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
             int inserted = handle.createUpdate(sql.claimKey)
                     .bind("tenant", tenant).bind("key", key).bind("fingerprint", digest)
+                    .bind("leaseToken", leaseToken).bind("leaseSeconds", leaseSeconds)
                     .bind("retentionSeconds", retentionSeconds)
                     .execute();
             if (inserted == 1) {
@@ -171,6 +306,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             while (stored.isPresent() && stored.get().expired()) {
                 int reclaimed = handle.createUpdate(sql.reclaimExpiredKey)
                         .bind("tenant", tenant).bind("key", key).bind("fingerprint", digest)
+                        .bind("leaseToken", leaseToken).bind("leaseSeconds", leaseSeconds)
                         .bind("retentionSeconds", retentionSeconds)
                         .execute();
                 if (reclaimed == 1) {

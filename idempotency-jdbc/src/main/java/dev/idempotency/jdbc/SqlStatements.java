@@ -23,8 +23,10 @@ final class SqlStatements {
      */
     private static final String CLAIM_KEY = """
             INSERT INTO <schema>.idempotency_keys
-                (tenant_id, idempotency_key, status, request_fingerprint, expires_at)
-            VALUES (:tenant, :key, 'processing', :fingerprint, now() + make_interval(secs => :retentionSeconds))
+                (tenant_id, idempotency_key, status, request_fingerprint, lease_token, lease_expires_at, expires_at)
+            VALUES (:tenant, :key, 'processing', :fingerprint,
+                    :leaseToken, now() + make_interval(secs => :leaseSeconds),
+                    now() + make_interval(secs => :retentionSeconds))
             ON CONFLICT (tenant_id, idempotency_key) DO NOTHING""";
 
     /** Reads what a key holds after a claim found it taken; expiry is judged by the database clock. */
@@ -41,10 +43,37 @@ final class SqlStatements {
             UPDATE <schema>.idempotency_keys
             SET status = 'processing', request_fingerprint = :fingerprint,
                 result = NULL, result_type = NULL, failure = NULL,
-                lease_token = NULL, lease_expires_at = NULL,
+                lease_token = :leaseToken, lease_expires_at = now() + make_interval(secs => :leaseSeconds),
                 created_at = now(), updated_at = now(),
                 expires_at = now() + make_interval(secs => :retentionSeconds)
             WHERE tenant_id = :tenant AND idempotency_key = :key AND expires_at <= now()""";
+
+    /**
+     * Lease mode, second transaction: confirms this caller still holds the lease (same token, not
+     * run out, not failed by the sweeper) and locks the row until commit so no sweeper can fail it
+     * under us. Zero rows means the lease was lost.
+     */
+    private static final String CONFIRM_LEASE = """
+            UPDATE <schema>.idempotency_keys
+            SET updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key
+              AND status = 'processing' AND lease_token = :leaseToken AND lease_expires_at > now()""";
+
+    /** Lease mode: the external step failed before any effect was known; frees the key for a retry. */
+    private static final String RELEASE_LEASE = """
+            DELETE FROM <schema>.idempotency_keys
+            WHERE tenant_id = :tenant AND idempotency_key = :key AND status = 'processing' AND lease_token = :leaseToken""";
+
+    /** Lease mode: stores a business failure of the external step, if the lease is still ours. */
+    private static final String FAIL_LEASED_KEY = """
+            UPDATE <schema>.idempotency_keys
+            SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key AND status = 'processing' AND lease_token = :leaseToken""";
+
+    /** Lease mode: when the lease just taken runs out, for the caller's information. */
+    private static final String FIND_LEASE_EXPIRY = """
+            SELECT lease_expires_at FROM <schema>.idempotency_keys
+            WHERE tenant_id = :tenant AND idempotency_key = :key""";
 
     /** Stores the callback's result. */
     private static final String COMPLETE_KEY = """
@@ -124,6 +153,35 @@ final class SqlStatements {
                 LIMIT :batchSize
                 FOR UPDATE SKIP LOCKED)""";
 
+    /** Keys the sweeper failed because their lease ran out: outcomes an operator must reconcile. */
+    private static final String LIST_UNKNOWN_OUTCOMES = """
+            SELECT tenant_id, idempotency_key, created_at, lease_expires_at
+            FROM <schema>.idempotency_keys
+            WHERE status = 'failed' AND failure ->> 'code' = 'lease_expired'
+            ORDER BY lease_expires_at, tenant_id, idempotency_key
+            LIMIT :limit""";
+
+    /** Operator: the external step did take effect; replays get this result from now on. */
+    private static final String RESOLVE_UNKNOWN_AS_COMPLETED = """
+            UPDATE <schema>.idempotency_keys
+            SET status = 'completed', failure = NULL, result = CAST(:result AS jsonb), result_type = :resultType,
+                updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key
+              AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
+
+    /** Operator: the external step had a definite business outcome; replays get this failure. */
+    private static final String RESOLVE_UNKNOWN_AS_FAILED = """
+            UPDATE <schema>.idempotency_keys
+            SET failure = CAST(:failure AS jsonb), updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key
+              AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
+
+    /** Operator: the external step did not take effect; the next call with the key runs it again. */
+    private static final String RESOLVE_UNKNOWN_AS_NOT_RUN = """
+            DELETE FROM <schema>.idempotency_keys
+            WHERE tenant_id = :tenant AND idempotency_key = :key
+              AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
+
     /** First key of the advisory lock pair: keeps our locks apart from the application's own. */
     static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
 
@@ -133,10 +191,18 @@ final class SqlStatements {
     final String completeKey;
     final String failKey;
     final String failAbandonedKey;
+    final String confirmLease;
+    final String findLeaseExpiry;
+    final String releaseLease;
+    final String failLeasedKey;
     final String insertOutboxEvents;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
     final String purgePublishedEvents;
+    final String listUnknownOutcomes;
+    final String resolveUnknownAsCompleted;
+    final String resolveUnknownAsFailed;
+    final String resolveUnknownAsNotRun;
 
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
     SqlStatements(String schema) {
@@ -147,10 +213,18 @@ final class SqlStatements {
         this.completeKey = render(COMPLETE_KEY, quoted);
         this.failKey = render(FAIL_KEY, quoted);
         this.failAbandonedKey = render(FAIL_ABANDONED_KEY, quoted);
+        this.confirmLease = render(CONFIRM_LEASE, quoted);
+        this.findLeaseExpiry = render(FIND_LEASE_EXPIRY, quoted);
+        this.releaseLease = render(RELEASE_LEASE, quoted);
+        this.failLeasedKey = render(FAIL_LEASED_KEY, quoted);
         this.insertOutboxEvents = render(INSERT_OUTBOX_EVENTS, quoted);
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
         this.purgePublishedEvents = render(PURGE_PUBLISHED_EVENTS, quoted);
+        this.listUnknownOutcomes = render(LIST_UNKNOWN_OUTCOMES, quoted);
+        this.resolveUnknownAsCompleted = render(RESOLVE_UNKNOWN_AS_COMPLETED, quoted);
+        this.resolveUnknownAsFailed = render(RESOLVE_UNKNOWN_AS_FAILED, quoted);
+        this.resolveUnknownAsNotRun = render(RESOLVE_UNKNOWN_AS_NOT_RUN, quoted);
     }
 
     private static String render(String template, String quotedSchema) {
