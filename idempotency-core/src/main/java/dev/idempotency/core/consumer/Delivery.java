@@ -1,0 +1,65 @@
+package dev.idempotency.core.consumer;
+
+import java.util.Objects;
+
+/**
+ * What a consumer should do with a delivery after {@link IdempotentConsumer#consume}: acknowledge
+ * it (its effects are committed, now or by an earlier delivery) or leave it for redelivery.
+ */
+public final class Delivery {
+    /** Why the decision was made. */
+    public enum Outcome {
+        /** The handler ran and committed now: acknowledge. */
+        APPLIED,
+        /** An earlier delivery of the same message already committed its effects: acknowledge. */
+        DUPLICATE,
+        /** The handler declared the message inapplicable (a business failure, stored): acknowledge. */
+        FAILED_PERMANENTLY,
+        /** Another consumer is applying this message right now: redeliver later. */
+        IN_PROGRESS,
+        /** The handler or the database failed in a way a retry may fix; nothing was committed: redeliver later. */
+        TRANSIENT_FAILURE,
+        /** The message id or tenant is malformed and can never be processed: reject or dead-letter it. */
+        INVALID
+    }
+
+    private final Outcome outcome;
+    private final Exception error;
+
+    private Delivery(Outcome outcome, Exception error) {
+        this.outcome = outcome;
+        this.error = error;
+    }
+
+    static Delivery of(Outcome outcome) {
+        return new Delivery(outcome, null);
+    }
+
+    static Delivery failed(Outcome outcome, Exception error) {
+        return new Delivery(outcome, Objects.requireNonNull(error, "error"));
+    }
+
+    public Outcome outcome() {
+        return outcome;
+    }
+
+    /** True when the broker should be told the message is done (ack); false means redeliver or reject. */
+    public boolean acknowledge() {
+        return outcome == Outcome.APPLIED || outcome == Outcome.DUPLICATE || outcome == Outcome.FAILED_PERMANENTLY;
+    }
+
+    /** True when the message should come again later (nack with requeue, or no ack). */
+    public boolean retryLater() {
+        return outcome == Outcome.IN_PROGRESS || outcome == Outcome.TRANSIENT_FAILURE;
+    }
+
+    /** The exception behind a failure outcome; null otherwise. */
+    public Exception error() {
+        return error;
+    }
+
+    @Override
+    public String toString() {
+        return error == null ? outcome.name() : outcome + ": " + error;
+    }
+}
