@@ -25,6 +25,7 @@ import java.util.Optional;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.Update;
 import org.jdbi.v3.postgres.PostgresPlugin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -131,15 +132,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         boolean ended = false;
         handle.begin();
         try {
-            String previousLockTimeout = boundClaimWait(handle);
+            requireReadCommitted(handle);
             Optional<StoredKey> stored = claim(handle, key, tenant, digest, null, null);
             if (stored.isPresent()) {
                 handle.commit();
                 ended = true;
                 return replay(stored.get(), key, tenant, digest, resultType);
             }
-            handle.createQuery(SqlStatements.RESTORE_LOCK_TIMEOUT).bind("previous", previousLockTimeout)
-                    .mapTo(String.class).one();
             Outcome<T> outcome = runCallback(handle, key, tenant, resultType, callback);
             ended = true;
             return outcome;
@@ -152,16 +151,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
     }
 
-    /** Bounds how long the claim waits on a concurrent caller; returns the lock_timeout to restore. */
-    private String boundClaimWait(Handle handle) {
+    /** The claim relies on READ COMMITTED: each statement sees what a concurrent caller committed. */
+    private void requireReadCommitted(Handle handle) {
         if (!readCommittedByDefault(handle)) {
-            // The claim relies on READ COMMITTED: each statement sees what a concurrent caller committed.
             handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
         }
-        return handle.createQuery(SqlStatements.SET_CLAIM_LOCK_TIMEOUT)
-                .bind("waitBudget", waitBudgetSetting)
-                .mapTo(String.class)
-                .one();
     }
 
     private RuntimeException inProgressIfWaitedTooLong(RuntimeException e, String key, String tenant) {
@@ -220,7 +214,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             boolean ended = false;
             handle.begin();
             try {
-                boundClaimWait(handle);
+                requireReadCommitted(handle);
                 Optional<StoredKey> stored = claim(handle, key, tenant, digest, token, leaseSeconds);
                 Instant expiresAt = stored.isPresent() ? null : handle.createQuery(sql.findLeaseExpiry)
                         .bind("tenant", tenant).bind("key", key)
@@ -294,12 +288,14 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest,
                                       Long leaseToken, Double leaseSeconds) {
         for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
-            int inserted = handle.createUpdate(sql.claimKey)
+            boolean inserted = handle.createQuery(sql.claimKey)
                     .bind("tenant", tenant).bind("key", key).bind("fingerprint", digest)
                     .bind("leaseToken", leaseToken).bind("leaseSeconds", leaseSeconds)
-                    .bind("retentionSeconds", retentionSeconds)
-                    .execute();
-            if (inserted == 1) {
+                    .bind("retentionSeconds", retentionSeconds).bind("waitBudget", waitBudgetSetting)
+                    .mapTo(String.class)
+                    .findOne()
+                    .isPresent();
+            if (inserted) {
                 return Optional.empty();
             }
             Optional<StoredKey> stored = findKey(handle, key, tenant);
@@ -311,6 +307,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                         .execute();
                 if (reclaimed == 1) {
                     log.debug("reclaimed expired idempotency key {} of tenant {}", key, tenant);
+                    handle.createQuery(SqlStatements.RESTORE_LOCK_TIMEOUT).mapTo(String.class).one();
                     return Optional.empty();
                 }
                 stored = findKey(handle, key, tenant);
@@ -377,11 +374,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
         ResultCodec.StoredResult stored = codec.encode(result, resultType);
         try {
-            outbox.write(handle, sql);
-            handle.createUpdate(sql.completeKey)
+            Update completion = handle.createUpdate(outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents)
                     .bind("tenant", tenant).bind("key", key)
-                    .bind("result", stored.json()).bind("resultType", stored.typeName())
-                    .execute();
+                    .bind("result", stored.json()).bind("resultType", stored.typeName());
+            if (outbox.size() > 0) {
+                outbox.bindEvents(completion);
+            }
+            completion.execute();
         } catch (RuntimeException e) {
             String state = sqlState(e);
             if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {

@@ -7,27 +7,36 @@ package dev.idempotency.jdbc;
  */
 final class SqlStatements {
 
-    /** Sets this transaction's lock_timeout to the wait budget; returns the value to restore afterwards. */
-    static final String SET_CLAIM_LOCK_TIMEOUT = """
-            SELECT previous, set_config('lock_timeout', :waitBudget, true)
-            FROM (SELECT current_setting('lock_timeout') AS previous OFFSET 0) AS before""";
-
-    /** Puts lock_timeout back for the callback's own statements. */
+    /**
+     * Puts back the lock_timeout the claim saved, for the callback's own statements; needed only when
+     * the key was reclaimed rather than inserted (an insert restores it in its RETURNING clause).
+     */
     static final String RESTORE_LOCK_TIMEOUT = """
-            SELECT set_config('lock_timeout', :previous, true)""";
+            SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
 
     /**
-     * Claims a key. Against a concurrent caller's uncommitted row this blocks on PostgreSQL's own
-     * row lock until that transaction ends (or lock_timeout fires); against a committed row it
-     * inserts nothing.
+     * Claims a key; returns a row only when it inserted one. Against a concurrent caller's
+     * uncommitted row it blocks on PostgreSQL's own row lock until that transaction ends; against a
+     * committed row it inserts nothing.
+     *
+     * <p>The wait is bounded by the wait budget without extra round trips: the innermost subquery
+     * saves the connection's lock_timeout in a transaction-local setting, the next one sets
+     * lock_timeout to the budget (OFFSET 0 keeps them apart and in that order), and only then is the
+     * row inserted. RETURNING, evaluated only for an inserted row, puts lock_timeout back, so the
+     * callback's statements are not bounded by our budget.
      */
     private static final String CLAIM_KEY = """
             INSERT INTO <schema>.idempotency_keys
                 (tenant_id, idempotency_key, status, request_fingerprint, lease_token, lease_expires_at, expires_at)
-            VALUES (:tenant, :key, 'processing', :fingerprint,
-                    :leaseToken, now() + make_interval(secs => :leaseSeconds),
-                    now() + make_interval(secs => :retentionSeconds))
-            ON CONFLICT (tenant_id, idempotency_key) DO NOTHING""";
+            SELECT :tenant, :key, 'processing', :fingerprint,
+                   :leaseToken, now() + make_interval(secs => :leaseSeconds),
+                   now() + make_interval(secs => :retentionSeconds)
+            FROM (SELECT set_config('lock_timeout', :waitBudget, true)
+                  FROM (SELECT set_config('idempotency.saved_lock_timeout', current_setting('lock_timeout'), true)
+                        OFFSET 0) AS saved
+                  OFFSET 0) AS bounded
+            ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+            RETURNING set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
 
     /** Reads what a key holds after a claim found it taken; expiry is judged by the database clock. */
     private static final String FIND_KEY = """
@@ -94,24 +103,31 @@ final class SqlStatements {
             WHERE tenant_id = :tenant AND idempotency_key = :key AND status = 'processing' AND lease_token IS NULL""";
 
     /**
-     * Serialises writers of the same ordering key until commit, so that within one
-     * (tenant, topic, partition key) outbox ids are assigned in commit order and a relay never sees
-     * a lower id commit after a higher one. Locks are taken in hash order so writers cannot deadlock.
+     * Stores the result together with the transaction's outbox events, in one statement.
+     *
+     * <p>Writers of one ordering key (tenant, topic, partition key) are serialised until commit by
+     * an advisory lock on its hash, so that per key outbox ids are drawn in commit order and a relay
+     * never sees a lower id commit after a higher one. The locks sit in an InitPlan of the event
+     * insert's WHERE clause: it runs once, before any event row reaches the insert and so before any
+     * id is drawn; keys are locked in hash order so two writers cannot deadlock. Events are inserted
+     * in the order the callback emitted them.
      */
-    static final String LOCK_ORDERING_KEYS = """
-            SELECT pg_advisory_xact_lock(:lockSpace, hash)
-            FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
-                  FROM unnest(CAST(:orderingKeys AS text[])) AS ordering_key
-                  ORDER BY 1 OFFSET 0) AS ordered""";
-
-    /** Inserts a transaction's outbox events in the order the callback emitted them. */
-    private static final String INSERT_OUTBOX_EVENTS = """
-            INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
-            SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
-            FROM unnest(CAST(:topics AS text[]), CAST(:partitionKeys AS text[]),
-                        CAST(:payloads AS text[]), CAST(:headers AS text[]))
-                 WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
-            ORDER BY e.n""";
+    private static final String COMPLETE_KEY_WITH_EVENTS = """
+            WITH events AS (
+                INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
+                SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+                FROM unnest(CAST(:topics AS text[]), CAST(:partitionKeys AS text[]),
+                            CAST(:payloads AS text[]), CAST(:headers AS text[]))
+                     WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
+                WHERE (SELECT count(*)
+                       FROM (SELECT pg_advisory_xact_lock(:lockSpace, hash)
+                             FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
+                                   FROM unnest(CAST(:orderingKeys AS text[])) AS ordering_key
+                                   ORDER BY 1 OFFSET 0) AS ordered) AS locks) >= 0
+                ORDER BY e.n)
+            UPDATE <schema>.idempotency_keys
+            SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
+            WHERE tenant_id = :tenant AND idempotency_key = :key""";
 
     /**
      * Fails leases that ran out (lease mode): the holder crashed or overran, so whether its external
@@ -195,7 +211,7 @@ final class SqlStatements {
     final String findLeaseExpiry;
     final String releaseLease;
     final String failLeasedKey;
-    final String insertOutboxEvents;
+    final String completeKeyWithEvents;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
     final String purgePublishedEvents;
@@ -217,7 +233,7 @@ final class SqlStatements {
         this.findLeaseExpiry = render(FIND_LEASE_EXPIRY, quoted);
         this.releaseLease = render(RELEASE_LEASE, quoted);
         this.failLeasedKey = render(FAIL_LEASED_KEY, quoted);
-        this.insertOutboxEvents = render(INSERT_OUTBOX_EVENTS, quoted);
+        this.completeKeyWithEvents = render(COMPLETE_KEY_WITH_EVENTS, quoted);
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
         this.purgePublishedEvents = render(PURGE_PUBLISHED_EVENTS, quoted);

@@ -9,12 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.jdbi.v3.core.Handle;
 
 /**
- * The outbox of one callback transaction. Events are checked when published and written together
- * just before the result, so a callback that fails leaves none behind and the ordering-key locks are
- * held only for the transaction's last moments.
+ * The outbox of one callback transaction. Events are checked when published and written in the
+ * same statement as the result, so a callback that fails leaves none behind and the ordering-key
+ * locks are held only for the transaction's last moments.
  */
 final class TransactionOutbox implements OutboxWriter {
     private final String tenant;
@@ -96,11 +95,11 @@ final class TransactionOutbox implements OutboxWriter {
         return events.size();
     }
 
-    /** Writes the buffered events in emission order, after locking their ordering keys. */
-    void write(Handle handle, SqlStatements sql) {
-        if (events.isEmpty()) {
-            return;
-        }
+    /**
+     * Binds the buffered events, in emission order, onto the statement that stores the result and
+     * inserts them ({@link SqlStatements#completeKeyWithEvents}).
+     */
+    void bindEvents(org.jdbi.v3.core.statement.Update completion) {
         List<String> orderingKeys = new ArrayList<>(events.size());
         List<String> topics = new ArrayList<>(events.size());
         List<String> partitionKeys = new ArrayList<>(events.size());
@@ -113,17 +112,11 @@ final class TransactionOutbox implements OutboxWriter {
             payloads.add(event.payloadJson());
             headers.add(event.headersJson());
         }
-        handle.createQuery(SqlStatements.LOCK_ORDERING_KEYS)
-                .bind("lockSpace", SqlStatements.OUTBOX_LOCK_SPACE)
+        completion.bind("lockSpace", SqlStatements.OUTBOX_LOCK_SPACE)
                 .bindArray("orderingKeys", String.class, orderingKeys)
-                .mapToMap()
-                .list();
-        handle.createUpdate(sql.insertOutboxEvents)
-                .bind("tenant", tenant)
                 .bindArray("topics", String.class, topics)
                 .bindArray("partitionKeys", String.class, partitionKeys)
                 .bindArray("payloads", String.class, payloads)
-                .bindArray("headers", String.class, headers)
-                .execute();
+                .bindArray("headers", String.class, headers);
     }
 }

@@ -64,6 +64,18 @@ class RetentionTest {
     }
 
     @Test
+    void aReclaimedKeysCallbackKeepsTheConnectionsLockTimeout() {
+        String key = newKey();
+        executor.run(key, "t1", tx -> "old");
+        expire(key);
+
+        String inside = executor.run(key, "t1", tx -> tx.handle().createQuery("SHOW lock_timeout").mapTo(String.class).one())
+                .result();
+
+        assertEquals("0", inside);
+    }
+
+    @Test
     void racingCallersReclaimAnExpiredKeyExactlyOnce() throws Exception {
         String key = newKey();
         executor.run(key, "t1", tx -> "old");
