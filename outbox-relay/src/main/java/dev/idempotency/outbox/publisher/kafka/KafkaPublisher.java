@@ -31,10 +31,10 @@ import org.slf4j.LoggerFactory;
  *   <li>the event's own headers, except any that reuse one of the four names above.</li>
  * </ul>
  *
- * <p>A {@link #publish} sends the whole batch, then waits for all acknowledgements together until
- * {@link KafkaPublisherConfig#publishTimeout()} after it began; it returns RETRY for any event not
- * acknowledged by then, so a broker outage costs one timeout per batch, not one per event. Safe for
- * concurrent use by several threads.
+ * <p>A {@link #publish} hands the whole batch to the producer, then waits for all acknowledgements
+ * together, and returns within {@link KafkaPublisherConfig#publishTimeout()} of its start: events not
+ * acknowledged by then are RETRY, so a broker outage costs one timeout per batch, not one per event.
+ * Safe for concurrent use by several threads.
  */
 public final class KafkaPublisher implements Publisher {
     /** Header carrying {@link OutboxEvent#messageId()}, the same name the HTTP publisher uses. */
@@ -72,17 +72,19 @@ public final class KafkaPublisher implements Publisher {
     @Override
     public List<PublishResult> publish(List<OutboxEvent> events) {
         Objects.requireNonNull(events, "events");
-        long timeoutNanos = config.publishTimeout().toNanos();
         long start = System.nanoTime();
+        long deadline = start + config.publishTimeout().toNanos();
+        // A send may block up to max.block.ms, half the timeout: none starts after the first half.
+        long lastSendStart = start + config.sendTimeout().toNanos();
         PublishResult[] results = new PublishResult[events.size()];
         List<Future<RecordMetadata>> acks = new ArrayList<>(events.size());
         String notSent = null;
 
         for (int i = 0; i < events.size(); i++) {
-            OutboxEvent event = events.get(i);
             acks.add(null);
-            if (notSent == null && System.nanoTime() - start >= timeoutNanos) {
-                notSent = "not sent: the publish timeout of " + config.publishTimeout() + " ran out before its turn";
+            if (notSent == null && System.nanoTime() - lastSendStart >= 0) {
+                notSent = "not sent: handing the batch to the Kafka producer took more than " + config.sendTimeout()
+                        + " (waiting for metadata or buffer space; is the broker reachable?)";
             }
             if (notSent != null) {
                 results[i] = PublishResult.retry(notSent);
@@ -90,20 +92,15 @@ public final class KafkaPublisher implements Publisher {
             }
             ProducerRecord<byte[], byte[]> record;
             try {
-                record = records.record(event);
+                record = records.record(events.get(i));
             } catch (IllegalArgumentException e) {
                 results[i] = PublishResult.rejected(e.getMessage());
                 continue;
             }
             try {
-                Future<RecordMetadata> ack = producer.send(record);
-                acks.set(i, ack);
-                // A send that gave up waiting for metadata means every later send would wait as long.
-                if (ack.isDone() && failure(ack) instanceof org.apache.kafka.common.errors.TimeoutException timeout) {
-                    notSent = "not sent: an earlier event of this batch timed out (" + timeout.getMessage() + ")";
-                }
+                acks.set(i, producer.send(record));
             } catch (RuntimeException e) {
-                // The producer is closed or in a fatal state; no later send would fare better.
+                // The producer is closed or in a fatal state: no later send would fare better.
                 results[i] = KafkaFailures.toResult(e);
                 notSent = "not sent: the producer failed (" + e + ")";
             }
@@ -111,7 +108,7 @@ public final class KafkaPublisher implements Publisher {
 
         for (int i = 0; i < events.size(); i++) {
             if (results[i] == null) {
-                results[i] = await(acks.get(i), start + timeoutNanos);
+                results[i] = await(acks.get(i), deadline);
             }
         }
         if (log.isDebugEnabled()) {
@@ -131,19 +128,6 @@ public final class KafkaPublisher implements Publisher {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return PublishResult.retry("interrupted while waiting for Kafka's acknowledgement");
-        }
-    }
-
-    /** The failure of a completed send, or null if it succeeded. */
-    private static Throwable failure(Future<RecordMetadata> done) {
-        try {
-            done.get();
-            return null;
-        } catch (ExecutionException e) {
-            return e.getCause();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return e;
         }
     }
 

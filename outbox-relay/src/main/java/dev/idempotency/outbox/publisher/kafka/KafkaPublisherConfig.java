@@ -124,12 +124,20 @@ public final class KafkaPublisherConfig {
     }
 
     /**
-     * How long one {@link KafkaPublisher#publish} waits, from its start, for all acknowledgements of the
-     * batch; events not acknowledged by then are reported as RETRY. It also bounds the producer's
-     * blocking (metadata, buffer space) and its own delivery timeout.
+     * How long one {@link KafkaPublisher#publish} may take from its start: events not acknowledged by
+     * then are reported as RETRY. It is also the producer's delivery timeout.
      */
     public Duration publishTimeout() {
         return publishTimeout;
+    }
+
+    /**
+     * Half the publish timeout: how long the producer may block one send for metadata or buffer space
+     * ({@code max.block.ms}), and the part of a publish in which sends may start, so that a send that
+     * blocks to the end still leaves publish within its timeout.
+     */
+    Duration sendTimeout() {
+        return publishTimeout.dividedBy(2);
     }
 
     /** Extra producer properties (security, compression, batching...), as given. */
@@ -237,7 +245,7 @@ public final class KafkaPublisherConfig {
         settings.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         settings.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         settings.put(ProducerConfig.ACKS_CONFIG, "all");
-        settings.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeoutMs);
+        settings.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, sendTimeout().toMillis());
         settings.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, timeoutMs);
 
         Map<String, Object> parsed;

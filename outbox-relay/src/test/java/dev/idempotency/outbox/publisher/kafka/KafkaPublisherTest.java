@@ -167,9 +167,9 @@ class KafkaPublisherTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void returnsRetryForTheWholeBatchWithinTheTimeoutWhenNoBrokerListens() {
         int closedPort = KafkaTestBroker.freePort();
-        // Twenty events: if each send waited out the 2 s timeout on its own, this would take 40 s.
-        List<OutboxEvent> events = IntStream.range(0, 20)
-                .mapToObj(i -> event("t", i % 2 == 0 ? "orders" : "refunds", "k" + i, "{}", Map.of()))
+        // Each send to an unknown broker blocks for metadata (1 s here): one by one, 100 would take 100 s.
+        List<OutboxEvent> events = IntStream.range(0, 100)
+                .mapToObj(i -> event("t", "topic-" + (i % 10), "k" + i, "{}", Map.of()))
                 .toList();
 
         List<PublishResult> results;
@@ -184,10 +184,30 @@ class KafkaPublisherTest {
         assertTrue(results.stream().allMatch(r -> r.status() == Status.RETRY), results::toString);
     }
 
+    @Test
+    void returnsRetryForAnEventWhoseTopicDoesNotExistAndPublishesTheOthers() {
+        String topic = newTopic(1, Map.of());
+        OutboxEvent existing = event("t", topic, "k", "{}", Map.of());
+        OutboxEvent missing = event("t", "no-such-topic-" + randomSuffix(), "k", "{}", Map.of());
+
+        List<PublishResult> results;
+        try (KafkaPublisher publisher = publisher(KafkaPublisherConfig.builder(), Duration.ofSeconds(4))) {
+            results = publisher.publish(List.of(existing, missing));
+        }
+
+        assertEquals(List.of(Status.PUBLISHED, Status.RETRY), statuses(results));
+        assertTrue(results.get(1).error().contains("not present in metadata"), results.get(1).error());
+        assertEquals(1, consume(topic, 1).size());
+    }
+
     private static KafkaPublisher publisher(KafkaPublisherConfig.Builder builder) {
+        return publisher(builder, Duration.ofSeconds(60));
+    }
+
+    private static KafkaPublisher publisher(KafkaPublisherConfig.Builder builder, Duration publishTimeout) {
         return new KafkaPublisher(builder.bootstrapServers(broker.bootstrapServers())
                 .clientId("kafka-publisher-test")
-                .publishTimeout(Duration.ofSeconds(60))
+                .publishTimeout(publishTimeout)
                 .build());
     }
 
@@ -212,7 +232,6 @@ class KafkaPublisherTest {
         settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<ConsumerRecord<byte[], byte[]>> received = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings)) {
             List<TopicPartition> partitions = consumer.partitionsFor(topic, CONSUME_TIMEOUT).stream()
