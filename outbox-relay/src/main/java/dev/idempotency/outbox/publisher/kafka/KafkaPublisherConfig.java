@@ -18,6 +18,17 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * naming the field, not at the first publish.
  */
 public final class KafkaPublisherConfig {
+    /** Settings key of {@link #bootstrapServers()} in {@link #fromSettings(Map)}. */
+    public static final String BOOTSTRAP_SERVERS_SETTING = "bootstrap-servers";
+    /** Settings key of {@link #clientId()}. */
+    public static final String CLIENT_ID_SETTING = "client-id";
+    /** Settings key of {@link #topicPrefix()}. */
+    public static final String TOPIC_PREFIX_SETTING = "topic-prefix";
+    /** Settings key of {@link #publishTimeout()}. */
+    public static final String PUBLISH_TIMEOUT_SETTING = "publish-timeout";
+    /** A settings key starting with this passes the rest of the key to the producer: {@code producer.linger.ms}. */
+    public static final String PRODUCER_SETTING_PREFIX = "producer.";
+
     /** Kafka's own rule for topic names: legal characters and at most 249 of them. */
     static final Pattern TOPIC_NAME = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     /** Legal characters of a topic prefix; its length is checked against {@link #TOPIC_NAME}. */
@@ -47,14 +58,6 @@ public final class KafkaPublisherConfig {
             ProducerConfig.PARTITIONER_CLASS_CONFIG,
             ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG);
 
-    /** Keys of {@link #fromSettings(Map)}. */
-    public static final String BOOTSTRAP_SERVERS = "bootstrap-servers";
-    public static final String CLIENT_ID = "client-id";
-    public static final String TOPIC_PREFIX_SETTING = "topic-prefix";
-    public static final String PUBLISH_TIMEOUT = "publish-timeout";
-    /** Prefix of keys passed to the producer as they are, minus the prefix: {@code producer.linger.ms=10}. */
-    public static final String PRODUCER_PREFIX = "producer.";
-
     private final String bootstrapServers;
     private final String clientId;
     private final String topicPrefix;
@@ -75,11 +78,12 @@ public final class KafkaPublisherConfig {
     }
 
     /**
-     * Builds the settings from strings, as the runnable process reads them: {@value #BOOTSTRAP_SERVERS}
-     * (required), {@value #CLIENT_ID}, {@value #TOPIC_PREFIX_SETTING}, {@value #PUBLISH_TIMEOUT}
-     * ({@code 500ms}, {@code 30s}, {@code 2m} or ISO-8601 such as {@code PT30S}), and any number of
-     * {@value #PRODUCER_PREFIX}{@code <kafka producer property>}. Any other key is an error, so a typo
-     * does not pass silently.
+     * Builds the settings from strings, as the runnable process reads them:
+     * {@value #BOOTSTRAP_SERVERS_SETTING} (required), {@value #CLIENT_ID_SETTING},
+     * {@value #TOPIC_PREFIX_SETTING}, {@value #PUBLISH_TIMEOUT_SETTING} ({@code 500ms}, {@code 30s},
+     * {@code 2m} or ISO-8601 such as {@code PT30S}), and any number of
+     * {@value #PRODUCER_SETTING_PREFIX}{@code <kafka producer property>}. Any other key is an error, so
+     * a typo does not pass silently.
      */
     public static KafkaPublisherConfig fromSettings(Map<String, String> settings) {
         Objects.requireNonNull(settings, "settings");
@@ -90,17 +94,19 @@ public final class KafkaPublisherConfig {
                 throw new IllegalArgumentException(key + " has no value");
             }
             switch (key) {
-                case BOOTSTRAP_SERVERS -> builder.bootstrapServers(value);
-                case CLIENT_ID -> builder.clientId(value);
+                case BOOTSTRAP_SERVERS_SETTING -> builder.bootstrapServers(value);
+                case CLIENT_ID_SETTING -> builder.clientId(value);
                 case TOPIC_PREFIX_SETTING -> builder.topicPrefix(value);
-                case PUBLISH_TIMEOUT -> builder.publishTimeout(parseDuration(PUBLISH_TIMEOUT, value));
+                case PUBLISH_TIMEOUT_SETTING ->
+                        builder.publishTimeout(parseDuration(PUBLISH_TIMEOUT_SETTING, value));
                 default -> {
-                    if (key.startsWith(PRODUCER_PREFIX) && key.length() > PRODUCER_PREFIX.length()) {
-                        builder.producerProperty(key.substring(PRODUCER_PREFIX.length()), value);
+                    if (key.startsWith(PRODUCER_SETTING_PREFIX) && key.length() > PRODUCER_SETTING_PREFIX.length()) {
+                        builder.producerProperty(key.substring(PRODUCER_SETTING_PREFIX.length()), value);
                     } else {
-                        throw new IllegalArgumentException("unknown Kafka publisher setting " + key + "; known: "
-                                + BOOTSTRAP_SERVERS + ", " + CLIENT_ID + ", " + TOPIC_PREFIX_SETTING + ", "
-                                + PUBLISH_TIMEOUT + ", " + PRODUCER_PREFIX + "<producer property>");
+                        throw new IllegalArgumentException("unknown Kafka publisher setting " + key
+                                + "; known: " + BOOTSTRAP_SERVERS_SETTING + ", " + CLIENT_ID_SETTING + ", "
+                                + TOPIC_PREFIX_SETTING + ", " + PUBLISH_TIMEOUT_SETTING + ", "
+                                + PRODUCER_SETTING_PREFIX + "<producer property>");
                     }
                 }
             }
@@ -202,7 +208,7 @@ public final class KafkaPublisherConfig {
             if (bootstrapServers == null || bootstrapServers.isBlank()) {
                 throw new IllegalArgumentException("bootstrapServers is required (host:port[,host:port...])");
             }
-            for (String server : bootstrapServers.strip().split(",")) {
+            for (String server : bootstrapServers.strip().split(",", -1)) {
                 if (!server.strip().matches("\\S+:\\d{1,5}")) {
                     throw new IllegalArgumentException("bootstrapServers must be host:port pairs separated by commas"
                             + " (was " + bootstrapServers + ")");
@@ -223,11 +229,12 @@ public final class KafkaPublisherConfig {
             for (String name : producerProperties.keySet()) {
                 if (RESERVED_PROPERTIES.contains(name)) {
                     throw new IllegalArgumentException("producer property " + name + " is set by KafkaPublisher"
-                            + " (idempotent, acks=all, keyed partitions, timeouts from publishTimeout) and cannot be overridden");
+                            + " (idempotent, acks=all, keyed partitions, timeouts from publishTimeout)"
+                            + " and cannot be overridden");
                 }
             }
             KafkaPublisherConfig config = new KafkaPublisherConfig(this);
-            config.producerSettings();
+            config.producerSettings(); // fails now on values the producer would refuse at creation
             return config;
         }
     }
@@ -263,16 +270,17 @@ public final class KafkaPublisherConfig {
             long requestTimeoutMs = ((Number) parsed.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)).longValue();
             if (lingerMs + requestTimeoutMs > timeoutMs) {
                 throw new IllegalArgumentException("producer properties linger.ms + request.timeout.ms ("
-                        + (lingerMs + requestTimeoutMs) + ") must not exceed publishTimeout (" + timeoutMs + " ms)");
+                        + (lingerMs + requestTimeoutMs) + " ms) must not exceed publishTimeout (" + timeoutMs + " ms)");
             }
         } else {
             // The producer refuses a delivery timeout shorter than linger + request timeout.
-            settings.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(DEFAULT_REQUEST_TIMEOUT_MS, timeoutMs - lingerMs));
+            long requestTimeoutMs = Math.min(DEFAULT_REQUEST_TIMEOUT_MS, timeoutMs - lingerMs);
+            settings.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) requestTimeoutMs);
         }
         long maxInFlight = ((Number) parsed.get(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION)).longValue();
         if (maxInFlight > 5) {
-            throw new IllegalArgumentException("producer property max.in.flight.requests.per.connection must be at most 5"
-                    + " for the idempotent producer to keep per-key order (was " + maxInFlight + ")");
+            throw new IllegalArgumentException("producer property max.in.flight.requests.per.connection must be"
+                    + " at most 5 for the idempotent producer to keep per-key order (was " + maxInFlight + ")");
         }
         return settings;
     }
