@@ -2,15 +2,16 @@ package dev.idempotency.outbox.publisher.kafka;
 
 import dev.idempotency.core.outbox.PublishResult;
 import org.apache.kafka.common.InvalidRecordException;
-import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 
 /**
  * Decides what a failed send means for the relay. Only errors about the message itself become
- * REJECTED (dead-lettered at once); everything else, retriable Kafka errors, timeouts, a closed or
- * failed producer, a broker that cannot authenticate us, becomes RETRY, because dead-lettering every
+ * REJECTED (dead-lettered at once): too large, illegal topic, no write permission on its topic.
+ * Everything else (retriable Kafka errors, timeouts, a closed or failed producer, failed
+ * authentication, missing cluster-level permission) becomes RETRY, because dead-lettering every
  * event for an outage or a bad credential would turn a pause into an operator's cleanup.
  */
 final class KafkaFailures {
@@ -23,13 +24,13 @@ final class KafkaFailures {
         return refusesTheMessage(failure) ? PublishResult.rejected(error) : PublishResult.retry(error);
     }
 
-    /** True for errors no resend of the same record can fix: too large, illegal topic, not authorized. */
+    /** True for errors no resend of the same record can fix. */
     static boolean refusesTheMessage(Throwable failure) {
         return failure instanceof RecordTooLargeException
                 || failure instanceof RecordBatchTooLargeException
                 || failure instanceof InvalidTopicException
                 || failure instanceof InvalidRecordException
-                || failure instanceof AuthorizationException;
+                || failure instanceof TopicAuthorizationException;
     }
 
     private static String describe(Throwable failure) {

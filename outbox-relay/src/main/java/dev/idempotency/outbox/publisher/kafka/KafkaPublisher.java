@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * Safe for concurrent use by several threads.
  */
 public final class KafkaPublisher implements Publisher {
-    /** Header carrying {@link OutboxEvent#messageId()}, the same name the HTTP publisher uses. */
+    /** Header carrying {@link OutboxEvent#messageId()}, the consumer's idempotency key (named as in HTTP). */
     public static final String MESSAGE_ID_HEADER = "Idempotency-Key";
     /** Header carrying {@link OutboxEvent#tenant()}. */
     public static final String TENANT_HEADER = "Outbox-Tenant";

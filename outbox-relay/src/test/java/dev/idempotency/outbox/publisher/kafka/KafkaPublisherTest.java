@@ -38,11 +38,13 @@ class KafkaPublisherTest {
     private static KafkaTestBroker broker;
 
     @BeforeAll
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
     static void startBroker() {
         broker = KafkaTestBroker.start();
     }
 
     @AfterAll
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
     static void stopBroker() {
         if (broker != null) {
             broker.close();
@@ -57,7 +59,8 @@ class KafkaPublisherTest {
         OutboxEvent refund = event("tenant-b", topic, "order-18", "{\"refund\":\"€5\"}", Map.of());
 
         try (KafkaPublisher publisher = publisher(KafkaPublisherConfig.builder())) {
-            assertEquals(List.of(Status.PUBLISHED, Status.PUBLISHED), statuses(publisher.publish(List.of(order, refund))));
+            List<PublishResult> results = publisher.publish(List.of(order, refund));
+            assertEquals(List.of(Status.PUBLISHED, Status.PUBLISHED), statuses(results));
         }
 
         Map<String, ConsumerRecord<byte[], byte[]>> byMessageId = consume(topic, 2).stream()
@@ -91,7 +94,8 @@ class KafkaPublisherTest {
                 List<OutboxEvent> events = new ArrayList<>();
                 for (int round = 0; round < 5; round++) {
                     for (String key : keys) {
-                        events.add(event("t", topic, key, "{\"batch\":" + batch + ",\"round\":" + round + "}", Map.of()));
+                        String json = "{\"batch\":" + batch + ",\"round\":" + round + "}";
+                        events.add(event("t", topic, key, json, Map.of()));
                     }
                 }
                 List<PublishResult> results = publisher.publish(events);
@@ -164,6 +168,25 @@ class KafkaPublisherTest {
     }
 
     @Test
+    void rejectsAnEventForATopicTheRelayMayNotWriteToAndKeepsPublishingOthers() {
+        String forbidden = newTopic(1, Map.of());
+        broker.denyWrites(forbidden);
+        String allowed = newTopic(1, Map.of());
+
+        try (KafkaPublisher publisher = publisher(KafkaPublisherConfig.builder())) {
+            List<PublishResult> results = publisher.publish(List.of(
+                    event("t", allowed, "a", "{}", Map.of()),
+                    event("t", forbidden, "b", "{}", Map.of())));
+            List<PublishResult> next = publisher.publish(List.of(event("t", allowed, "c", "{}", Map.of())));
+
+            assertEquals(List.of(Status.PUBLISHED, Status.REJECTED), statuses(results));
+            assertTrue(results.get(1).error().contains("TopicAuthorization"), results.get(1).error());
+            assertEquals(List.of(Status.PUBLISHED), statuses(next), "the producer still works after the refusal");
+        }
+        assertEquals(List.of("a", "c"), consume(allowed, 2).stream().map(r -> utf8(r.key())).sorted().toList());
+    }
+
+    @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void returnsRetryForTheWholeBatchWithinTheTimeoutWhenNoBrokerListens() {
         int closedPort = KafkaTestBroker.freePort();
@@ -221,7 +244,8 @@ class KafkaPublisherTest {
         return UUID.randomUUID().toString().substring(0, 8);
     }
 
-    private static OutboxEvent event(String tenant, String topic, String key, String json, Map<String, String> headers) {
+    private static OutboxEvent event(String tenant, String topic, String key, String json,
+                                     Map<String, String> headers) {
         return new OutboxEvent(ids.incrementAndGet(), tenant, topic, key, json, headers, Instant.now(), 1);
     }
 

@@ -23,6 +23,13 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
 import org.slf4j.Logger;
@@ -34,13 +41,16 @@ import org.testcontainers.kafka.KafkaContainer;
  * A real single-node Kafka (KRaft, broker and controller in one) for one test class: an
  * {@code apache/kafka} container where Docker works, otherwise a broker inside this JVM built from
  * Kafka's own server classes, on 127.0.0.1 with a temporary log directory. Topics are never created
- * automatically, so a test decides partitions and settings with {@link #createTopic}.
+ * automatically, so a test decides partitions and settings with {@link #createTopic}. ACLs are
+ * enforced but allow everything until a test denies something with {@link #denyWrites}.
  */
 final class KafkaTestBroker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(KafkaTestBroker.class);
     /** Same release as the kafka-clients the publisher is built against. */
     private static final String IMAGE = "apache/kafka:4.4.0";
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
+    /** KRaft's ACL authorizer: everything is allowed until a test adds an ACL with {@link #denyWrites}. */
+    private static final String AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
 
     private final String bootstrapServers;
     private final AutoCloseable server;
@@ -72,6 +82,32 @@ final class KafkaTestBroker implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted creating topic " + name, e);
+        }
+    }
+
+    /**
+     * Denies every client of this broker (all connect as {@code User:ANONYMOUS}) writes to {@code topic},
+     * and returns once the broker enforces it.
+     */
+    void denyWrites(String topic) {
+        AclBinding deny = new AclBinding(new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+                new AccessControlEntry("User:ANONYMOUS", "*", AclOperation.WRITE, AclPermissionType.DENY));
+        try (Admin admin = admin()) {
+            admin.createAcls(List.of(deny)).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            // The broker applies committed ACLs asynchronously; it lists them once it enforces them.
+            long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
+            while (!admin.describeAcls(deny.toFilter()).values().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .contains(deny)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the broker did not list the ACL " + deny + " in " + ADMIN_TIMEOUT);
+                }
+                Thread.sleep(50);
+            }
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("could not deny writes to " + topic + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted denying writes to " + topic, e);
         }
     }
 
@@ -116,6 +152,8 @@ final class KafkaTestBroker implements AutoCloseable {
     private static KafkaTestBroker startContainer() {
         KafkaContainer container = new KafkaContainer(IMAGE)
                 .withEnv("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false")
+                .withEnv("KAFKA_AUTHORIZER_CLASS_NAME", AUTHORIZER)
+                .withEnv("KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND", "true")
                 .withEnv("KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS", "0")
                 .withEnv("KAFKA_HEAP_OPTS", "-Xms128m -Xmx256m");
         container.start();
@@ -139,6 +177,8 @@ final class KafkaTestBroker implements AutoCloseable {
         props.put("inter.broker.listener.name", "PLAINTEXT");
         props.put("log.dirs", logDir.toString());
         props.put("auto.create.topics.enable", "false");
+        props.put("authorizer.class.name", AUTHORIZER);
+        props.put("allow.everyone.if.no.acl.found", "true");
         // One node: every internal topic must live with a single replica.
         props.put("offsets.topic.replication.factor", "1");
         props.put("offsets.topic.num.partitions", "1");
