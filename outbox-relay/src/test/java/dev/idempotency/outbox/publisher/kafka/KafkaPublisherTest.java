@@ -208,6 +208,31 @@ class KafkaPublisherTest {
     }
 
     @Test
+    void returnsRetryWithinTheTimeoutWhenTheBrokerGoesAwayAfterThePublisherConnected() {
+        List<PublishResult> before;
+        List<PublishResult> after;
+        KafkaTestBroker doomed = KafkaTestBroker.start();
+        try (KafkaPublisher publisher = new KafkaPublisher(KafkaPublisherConfig.builder()
+                .bootstrapServers(doomed.bootstrapServers())
+                .publishTimeout(Duration.ofSeconds(3))
+                .build())) {
+            String topic = "outbox-test-" + randomSuffix();
+            doomed.createTopic(topic, 2, Map.of());
+            before = publisher.publish(List.of(event("t", topic, "k", "{}", Map.of())));
+            doomed.close();
+
+            after = publisher.publish(IntStream.range(0, 100)
+                    .mapToObj(i -> event("t", topic, "k" + i, "{}", Map.of())).toList());
+        } finally {
+            doomed.close();
+        }
+
+        assertEquals(List.of(Status.PUBLISHED), statuses(before));
+        assertEquals(100, after.size());
+        assertTrue(after.stream().allMatch(r -> r.status() == Status.RETRY), after::toString);
+    }
+
+    @Test
     void returnsRetryForAnEventWhoseTopicDoesNotExistAndPublishesTheOthers() {
         String topic = newTopic(1, Map.of());
         OutboxEvent existing = event("t", topic, "k", "{}", Map.of());

@@ -16,6 +16,7 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
@@ -54,6 +55,7 @@ final class KafkaTestBroker implements AutoCloseable {
 
     private final String bootstrapServers;
     private final AutoCloseable server;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private KafkaTestBroker(String bootstrapServers, AutoCloseable server) {
         this.bootstrapServers = bootstrapServers;
@@ -111,8 +113,12 @@ final class KafkaTestBroker implements AutoCloseable {
         }
     }
 
+    /** Stops the broker and deletes its data; a second call does nothing. */
     @Override
     public void close() {
+        if (closed.getAndSet(true)) {
+            return;
+        }
         try {
             server.close();
         } catch (Exception e) {
