@@ -52,10 +52,10 @@ class KafkaPublisherTest {
     }
 
     @Test
-    void sendsEachEventWithItsKeyPayloadAndHeaders() {
+    void sendsEachEventWithItsKeyPayloadAndHeadersWhichItsOwnHeadersCannotOverride() {
         String topic = newTopic(3, Map.of());
         OutboxEvent order = event("tenant-a", topic, "order-17", "{\"total\":42}",
-                Map.of("trace-id", "abc", "Content-Type", "application/json"));
+                Map.of("trace-id", "abc", "Content-Type", "application/json", KafkaPublisher.TENANT_HEADER, "spoofed"));
         OutboxEvent refund = event("tenant-b", topic, "order-18", "{\"refund\":\"€5\"}", Map.of());
 
         try (KafkaPublisher publisher = publisher(KafkaPublisherConfig.builder())) {
@@ -69,7 +69,7 @@ class KafkaPublisherTest {
         assertNotNull(first, "a record whose message id is the event id");
         assertEquals("order-17", utf8(first.key()));
         assertEquals("{\"total\":42}", utf8(first.value()));
-        assertEquals("tenant-a", header(first, KafkaPublisher.TENANT_HEADER));
+        assertEquals("tenant-a", header(first, KafkaPublisher.TENANT_HEADER), "the event's own Outbox-Tenant dropped");
         assertEquals(topic, header(first, KafkaPublisher.TOPIC_HEADER));
         assertEquals("order-17", header(first, KafkaPublisher.PARTITION_KEY_HEADER));
         assertEquals("abc", header(first, "trace-id"));
