@@ -198,7 +198,10 @@ public final class HttpWebhookPublisher implements Publisher {
         if (cause instanceof HttpConnectTimeoutException) {
             return "could not connect to " + url + " within " + config.connectTimeout();
         }
-        if (cause instanceof HttpTimeoutException || cause instanceof TimeoutException) {
+        if (cause instanceof HttpTimeoutException) {
+            return "no response from " + url + " within " + config.requestTimeout();
+        }
+        if (cause instanceof TimeoutException) {
             return "no complete response from " + url + " within " + requestDeadline;
         }
         if (cause instanceof ConnectException) {

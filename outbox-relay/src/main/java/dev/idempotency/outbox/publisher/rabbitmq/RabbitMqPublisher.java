@@ -54,7 +54,6 @@ public final class RabbitMqPublisher implements Publisher {
 
     private final RabbitMqConfig config;
     private final ConnectionFactory factory;
-    private final PendingConfirms pending = new PendingConfirms();
     private final ScheduledThreadPoolExecutor watchdog;
     private volatile Connection connection;
     private volatile Socket socket;
@@ -62,6 +61,7 @@ public final class RabbitMqPublisher implements Publisher {
     private volatile boolean writing;
     private volatile boolean closed;
     private Channel channel;
+    private PendingConfirms pending;
 
     /** A publisher for {@code config}; it connects lazily, on the first batch. */
     public RabbitMqPublisher(RabbitMqConfig config) {
@@ -100,18 +100,19 @@ public final class RabbitMqPublisher implements Publisher {
             return allRetry(events, "could not connect to RabbitMQ at " + config.host() + ":" + config.port()
                     + ": " + describe(e));
         }
+        PendingConfirms confirms = pending;
         long deadline = System.nanoTime() + config.confirmTimeout().toNanos();
         ScheduledFuture<?> stalledWrite = watchdog.schedule(this::cutStalledWrite,
                 config.confirmTimeout().toMillis(), TimeUnit.MILLISECONDS);
         try {
-            List<CompletableFuture<PublishResult>> results = write(open, events);
+            List<CompletableFuture<PublishResult>> results = write(open, confirms, events);
             awaitConfirms(results, deadline);
             String missing = "no publisher confirm within " + config.confirmTimeout();
             return results.stream().map(result -> result.getNow(PublishResult.retry(missing)))
                     .collect(Collectors.toList());
         } finally {
             stalledWrite.cancel(false);
-            pending.clear();
+            confirms.clear();
         }
     }
 
@@ -127,7 +128,7 @@ public final class RabbitMqPublisher implements Publisher {
         dropConnection();
     }
 
-    private List<CompletableFuture<PublishResult>> write(Channel open, List<OutboxEvent> events) {
+    private List<CompletableFuture<PublishResult>> write(Channel open, PendingConfirms confirms, List<OutboxEvent> events) {
         List<CompletableFuture<PublishResult>> results = new ArrayList<>(events.size());
         String failure = null;
         writing = true;
@@ -142,7 +143,7 @@ public final class RabbitMqPublisher implements Publisher {
                             + RabbitMqConfig.MAX_SHORT_STRING_BYTES + " bytes an AMQP routing key can hold")));
                     continue;
                 }
-                CompletableFuture<PublishResult> result = pending.expect(open.getNextPublishSeqNo(), event.messageId());
+                CompletableFuture<PublishResult> result = confirms.expect(open.getNextPublishSeqNo(), event.messageId());
                 results.add(result);
                 try {
                     open.basicPublish(config.exchange(), event.topic(), config.mandatory(), properties(event),
@@ -150,7 +151,7 @@ public final class RabbitMqPublisher implements Publisher {
                 } catch (IOException | RuntimeException e) {
                     // After a failed write the channel's sequence numbers may no longer match the broker's.
                     failure = describe(e);
-                    pending.failAll("not confirmed: " + failure);
+                    confirms.failAll("not confirmed: " + failure);
                     closeChannel();
                 }
             }
@@ -221,19 +222,22 @@ public final class RabbitMqPublisher implements Publisher {
             }
             log.info("connected to RabbitMQ at {}:{}", config.host(), config.port());
         }
+        // Each channel answers only for its own messages: a late callback of an old channel touches nothing new.
+        PendingConfirms confirms = new PendingConfirms();
         Channel opened = current.createChannel();
         opened.confirmSelect();
-        opened.addConfirmListener(pending::acked, pending::nacked);
-        opened.addReturnListener(this::returned);
-        opened.addShutdownListener(cause -> pending.failAll("channel closed before the confirm: " + describe(cause)));
+        opened.addConfirmListener(confirms::acked, confirms::nacked);
+        opened.addReturnListener(returned -> confirms.returned(returned.getProperties().getMessageId(),
+                unroutable(returned)));
+        opened.addShutdownListener(cause -> confirms.failAll("channel closed before the confirm: " + describe(cause)));
         channel = opened;
+        pending = confirms;
         return opened;
     }
 
-    private void returned(Return returned) {
-        pending.returned(returned.getProperties().getMessageId(), "unroutable: no queue received it (" + returned.getReplyCode()
-                + " " + returned.getReplyText() + ", exchange '" + returned.getExchange() + "', routing key '"
-                + returned.getRoutingKey() + "')");
+    private static String unroutable(Return returned) {
+        return "unroutable: no queue received it (" + returned.getReplyCode() + " " + returned.getReplyText()
+                + ", exchange '" + returned.getExchange() + "', routing key '" + returned.getRoutingKey() + "')";
     }
 
     /** Runs on the watchdog when a batch is still writing at its deadline: the broker stopped reading. */
