@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -89,7 +90,8 @@ public final class RabbitMqPublisher implements Publisher {
             return allRetry(events, "publisher is closed");
         }
         String blocked = blockedReason;
-        if (blocked != null) {
+        Connection current = connection;
+        if (blocked != null && current != null && current.isOpen()) {
             return allRetry(events, "RabbitMQ has blocked the connection: " + blocked);
         }
         Channel open;
@@ -102,8 +104,13 @@ public final class RabbitMqPublisher implements Publisher {
         }
         PendingConfirms confirms = pending;
         long deadline = System.nanoTime() + config.confirmTimeout().toNanos();
-        ScheduledFuture<?> stalledWrite = watchdog.schedule(this::cutStalledWrite,
-                config.confirmTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> stalledWrite;
+        try {
+            stalledWrite = watchdog.schedule(this::cutStalledWrite, config.confirmTimeout().toMillis(),
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            return allRetry(events, "publisher is closed");
+        }
         try {
             List<CompletableFuture<PublishResult>> results = write(open, confirms, events);
             awaitConfirms(results, deadline);
@@ -208,6 +215,7 @@ public final class RabbitMqPublisher implements Publisher {
         if (current == null || !current.isOpen()) {
             dropConnection();
             current = factory.newConnection(config.connectionName());
+            blockedReason = null;
             current.addBlockedListener(reason -> {
                 blockedReason = reason;
                 log.warn("RabbitMQ blocked the connection: {}", reason);

@@ -80,21 +80,16 @@ final class WebhookReceiver implements AutoCloseable {
     }
 
     private void handle(HttpExchange exchange) throws IOException {
-        mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
         try (exchange) {
-            String body;
-            try (InputStream in = exchange.getRequestBody()) {
-                body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            }
-            Headers headers = new Headers();
-            headers.putAll(exchange.getRequestHeaders());
-            Request request = new Request(exchange.getRequestMethod(), exchange.getRequestURI(), headers, body);
-            received.add(request);
             Answer answer;
+            // Counted from arrival until just before answering: strictly inside the client's own in-flight time.
+            mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
             try {
-                answer = responder.answer(request);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                answer = answer(exchange);
+            } finally {
+                inFlight.decrementAndGet();
+            }
+            if (answer == null) {
                 return;
             }
             byte[] bytes = answer.body().getBytes(StandardCharsets.UTF_8);
@@ -104,8 +99,23 @@ final class WebhookReceiver implements AutoCloseable {
                     out.write(bytes);
                 }
             }
-        } finally {
-            inFlight.decrementAndGet();
+        }
+    }
+
+    private Answer answer(HttpExchange exchange) throws IOException {
+        String body;
+        try (InputStream in = exchange.getRequestBody()) {
+            body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        Headers headers = new Headers();
+        headers.putAll(exchange.getRequestHeaders());
+        Request request = new Request(exchange.getRequestMethod(), exchange.getRequestURI(), headers, body);
+        received.add(request);
+        try {
+            return responder.answer(request);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
         }
     }
 
