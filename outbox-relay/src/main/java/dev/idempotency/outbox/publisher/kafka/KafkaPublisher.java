@@ -3,6 +3,7 @@ package dev.idempotency.outbox.publisher.kafka;
 import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
+import dev.idempotency.outbox.publisher.OutboxHeaders;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -40,11 +41,11 @@ public final class KafkaPublisher implements Publisher {
     /** Header carrying {@link OutboxEvent#messageId()}, the consumer's idempotency key (named as in HTTP). */
     public static final String MESSAGE_ID_HEADER = "Idempotency-Key";
     /** Header carrying {@link OutboxEvent#tenant()}. */
-    public static final String TENANT_HEADER = "Outbox-Tenant";
+    public static final String TENANT_HEADER = OutboxHeaders.TENANT;
     /** Header carrying {@link OutboxEvent#topic()}, as recorded, before any prefix. */
-    public static final String TOPIC_HEADER = "Outbox-Topic";
+    public static final String TOPIC_HEADER = OutboxHeaders.TOPIC;
     /** Header carrying {@link OutboxEvent#partitionKey()}, also the record key. */
-    public static final String PARTITION_KEY_HEADER = "Outbox-Partition-Key";
+    public static final String PARTITION_KEY_HEADER = OutboxHeaders.PARTITION_KEY;
 
     private static final Logger log = LoggerFactory.getLogger(KafkaPublisher.class);
 

@@ -1,0 +1,323 @@
+package dev.idempotency.outbox.publisher.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Return;
+import com.rabbitmq.client.ShutdownSignalException;
+import com.rabbitmq.client.SocketConfigurators;
+import dev.idempotency.core.outbox.OutboxEvent;
+import dev.idempotency.core.outbox.PublishResult;
+import dev.idempotency.core.outbox.Publisher;
+import dev.idempotency.outbox.publisher.OutboxHeaders;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+import javax.net.ssl.SSLContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes events to RabbitMQ with publisher confirms, one result per event from the broker's own
+ * answer: an ack is PUBLISHED; a nack, a mandatory message no queue received, a missing confirm
+ * after {@link RabbitMqConfig#confirmTimeout()} or a connection failure is RETRY; a topic too long
+ * for a routing key is REJECTED.
+ *
+ * <p>Each message is persistent (delivery mode 2), has content type {@code application/json},
+ * AMQP {@code message-id} = the event id, and headers {@code Outbox-Tenant}, {@code Outbox-Topic},
+ * {@code Outbox-Partition-Key} (as UTF-8 strings) plus the event's own headers (those that would
+ * replace the former, or whose names exceed 255 bytes, are skipped and logged at WARN). It goes to
+ * {@link RabbitMqConfig#exchange()} with the topic as routing key.
+ *
+ * <p>A batch is written in full, then its confirms are awaited together. Batches take turns on one
+ * channel. The publisher connects on first use and again on the first batch after the connection
+ * was lost; while the broker is unreachable, or has blocked the connection for lack of resources,
+ * every event is RETRY at once. A batch whose writes stall (a broker that stopped reading) has its
+ * socket closed after the confirm timeout, so {@link #publish(List)} always returns.
+ */
+public final class RabbitMqPublisher implements Publisher {
+    private static final Logger log = LoggerFactory.getLogger(RabbitMqPublisher.class);
+
+    private final RabbitMqConfig config;
+    private final ConnectionFactory factory;
+    private final ScheduledThreadPoolExecutor watchdog;
+    private volatile Connection connection;
+    private volatile Socket socket;
+    private volatile String blockedReason;
+    private volatile boolean writing;
+    private volatile boolean closed;
+    private Channel channel;
+    private PendingConfirms pending;
+
+    /** A publisher for {@code config}; it connects lazily, on the first batch. */
+    public RabbitMqPublisher(RabbitMqConfig config) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.factory = connectionFactory(config);
+        this.watchdog = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "rabbitmq-publisher-watchdog");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.watchdog.setRemoveOnCancelPolicy(true);
+    }
+
+    /** Builds one from string settings; see {@link RabbitMqConfig#fromSettings(Map)}. */
+    public static RabbitMqPublisher fromSettings(Map<String, String> settings) {
+        return new RabbitMqPublisher(RabbitMqConfig.fromSettings(settings));
+    }
+
+    @Override
+    public synchronized List<PublishResult> publish(List<OutboxEvent> events) {
+        if (events.isEmpty()) {
+            return List.of();
+        }
+        if (closed) {
+            return allRetry(events, "publisher is closed");
+        }
+        String blocked = blockedReason;
+        Connection current = connection;
+        if (blocked != null && current != null && current.isOpen()) {
+            return allRetry(events, "RabbitMQ has blocked the connection: " + blocked);
+        }
+        Channel open;
+        try {
+            open = openChannel();
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            dropConnection();
+            return allRetry(events, "could not connect to RabbitMQ at " + config.host() + ":" + config.port()
+                    + ": " + describe(e));
+        }
+        PendingConfirms confirms = pending;
+        long deadline = System.nanoTime() + config.confirmTimeout().toNanos();
+        ScheduledFuture<?> stalledWrite;
+        try {
+            stalledWrite = watchdog.schedule(this::cutStalledWrite, config.confirmTimeout().toMillis(),
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            return allRetry(events, "publisher is closed");
+        }
+        try {
+            List<CompletableFuture<PublishResult>> results = write(open, confirms, events);
+            awaitConfirms(results, deadline);
+            String missing = "no publisher confirm within " + config.confirmTimeout();
+            return results.stream().map(result -> result.getNow(PublishResult.retry(missing)))
+                    .collect(Collectors.toList());
+        } finally {
+            stalledWrite.cancel(false);
+            confirms.clear();
+        }
+    }
+
+    /** Closes the connection; a batch in flight ends with RETRY results. */
+    @Override
+    public void close() {
+        closed = true;
+        watchdog.shutdownNow();
+        if (writing) {
+            // A graceful close would queue behind the stalled write; cutting the socket ends both.
+            cutStalledWrite();
+        }
+        dropConnection();
+    }
+
+    private List<CompletableFuture<PublishResult>> write(Channel open, PendingConfirms confirms, List<OutboxEvent> events) {
+        List<CompletableFuture<PublishResult>> results = new ArrayList<>(events.size());
+        String failure = null;
+        writing = true;
+        try {
+            for (OutboxEvent event : events) {
+                if (failure != null) {
+                    results.add(CompletableFuture.completedFuture(PublishResult.retry("not sent: " + failure)));
+                    continue;
+                }
+                if (event.topic().getBytes(StandardCharsets.UTF_8).length > RabbitMqConfig.MAX_SHORT_STRING_BYTES) {
+                    results.add(CompletableFuture.completedFuture(PublishResult.rejected("topic is longer than the "
+                            + RabbitMqConfig.MAX_SHORT_STRING_BYTES + " bytes an AMQP routing key can hold")));
+                    continue;
+                }
+                CompletableFuture<PublishResult> result = confirms.expect(open.getNextPublishSeqNo(), event.messageId());
+                results.add(result);
+                try {
+                    open.basicPublish(config.exchange(), event.topic(), config.mandatory(), properties(event),
+                            event.payloadJson().getBytes(StandardCharsets.UTF_8));
+                } catch (IOException | RuntimeException e) {
+                    // After a failed write the channel's sequence numbers may no longer match the broker's.
+                    failure = describe(e);
+                    confirms.failAll("not confirmed: " + failure);
+                    closeChannel();
+                }
+            }
+        } finally {
+            writing = false;
+        }
+        return results;
+    }
+
+    private void awaitConfirms(List<CompletableFuture<PublishResult>> results, long deadline) {
+        try {
+            CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            log.warn("RabbitMQ did not confirm every message of a batch within {}", config.confirmTimeout());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a confirm result cannot fail", e);
+        }
+    }
+
+    private AMQP.BasicProperties properties(OutboxEvent event) {
+        Map<String, Object> headers = new HashMap<>();
+        event.headers().forEach((name, value) -> {
+            if (isOutboxHeader(name) || name.getBytes(StandardCharsets.UTF_8).length > RabbitMqConfig.MAX_SHORT_STRING_BYTES) {
+                log.warn("outbox event {}: header '{}' not sent: reserved by the publisher or too long", event.id(), name);
+            } else {
+                headers.put(name, value);
+            }
+        });
+        headers.put(OutboxHeaders.TENANT, event.tenant());
+        headers.put(OutboxHeaders.TOPIC, event.topic());
+        headers.put(OutboxHeaders.PARTITION_KEY, event.partitionKey());
+        return new AMQP.BasicProperties.Builder()
+                .messageId(event.messageId())
+                .contentType("application/json")
+                .contentEncoding("utf-8")
+                .deliveryMode(2)
+                .headers(headers)
+                .build();
+    }
+
+    private static boolean isOutboxHeader(String name) {
+        return name.equalsIgnoreCase(OutboxHeaders.TENANT) || name.equalsIgnoreCase(OutboxHeaders.TOPIC)
+                || name.equalsIgnoreCase(OutboxHeaders.PARTITION_KEY);
+    }
+
+    private Channel openChannel() throws IOException, TimeoutException {
+        if (channel != null && channel.isOpen()) {
+            return channel;
+        }
+        Connection current = connection;
+        if (current == null || !current.isOpen()) {
+            dropConnection();
+            current = factory.newConnection(config.connectionName());
+            blockedReason = null;
+            current.addBlockedListener(reason -> {
+                blockedReason = reason;
+                log.warn("RabbitMQ blocked the connection: {}", reason);
+            }, () -> {
+                blockedReason = null;
+                log.info("RabbitMQ unblocked the connection");
+            });
+            connection = current;
+            if (closed) {
+                dropConnection();
+                throw new IllegalStateException("publisher is closed");
+            }
+            log.info("connected to RabbitMQ at {}:{}", config.host(), config.port());
+        }
+        // Each channel answers only for its own messages: a late callback of an old channel touches nothing new.
+        PendingConfirms confirms = new PendingConfirms();
+        Channel opened = current.createChannel();
+        opened.confirmSelect();
+        opened.addConfirmListener(confirms::acked, confirms::nacked);
+        opened.addReturnListener(returned -> confirms.returned(returned.getProperties().getMessageId(),
+                unroutable(returned)));
+        opened.addShutdownListener(cause -> confirms.failAll("channel closed before the confirm: " + describe(cause)));
+        channel = opened;
+        pending = confirms;
+        return opened;
+    }
+
+    private static String unroutable(Return returned) {
+        return "unroutable: no queue received it (" + returned.getReplyCode() + " " + returned.getReplyText()
+                + ", exchange '" + returned.getExchange() + "', routing key '" + returned.getRoutingKey() + "')";
+    }
+
+    /** Runs on the watchdog when a batch is still writing at its deadline: the broker stopped reading. */
+    private void cutStalledWrite() {
+        Socket stalled = socket;
+        if (writing && stalled != null) {
+            log.warn("writing a batch to RabbitMQ took longer than {}; closing the socket", config.confirmTimeout());
+            try {
+                stalled.close();
+            } catch (IOException e) {
+                log.debug("closing a stalled RabbitMQ socket failed", e);
+            }
+        }
+    }
+
+    private synchronized void closeChannel() {
+        Channel current = channel;
+        channel = null;
+        if (current != null && current.isOpen()) {
+            try {
+                current.abort();
+            } catch (IOException | RuntimeException e) {
+                log.debug("aborting a RabbitMQ channel failed", e);
+            }
+        }
+    }
+
+    private void dropConnection() {
+        Connection current = connection;
+        connection = null;
+        if (current != null) {
+            current.abort((int) Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis()));
+        }
+    }
+
+    private static List<PublishResult> allRetry(List<OutboxEvent> events, String error) {
+        PublishResult retry = PublishResult.retry(error);
+        return events.stream().map(event -> retry).collect(Collectors.toList());
+    }
+
+    private static String describe(Throwable failure) {
+        Throwable cause = failure;
+        // The client wraps the broker's reason (a ShutdownSignalException) in exceptions without a message.
+        while (cause.getCause() != null && (cause.getMessage() == null || cause.getCause() instanceof ShutdownSignalException)) {
+            cause = cause.getCause();
+        }
+        return cause.getMessage() == null ? cause.getClass().getSimpleName()
+                : cause.getClass().getSimpleName() + ": " + cause.getMessage();
+    }
+
+    private ConnectionFactory connectionFactory(RabbitMqConfig config) {
+        ConnectionFactory created = new ConnectionFactory();
+        created.setHost(config.host());
+        created.setPort(config.port());
+        created.setVirtualHost(config.virtualHost());
+        created.setUsername(config.username());
+        created.setPassword(config.password());
+        int connectMillis = (int) config.connectTimeout().toMillis();
+        created.setConnectionTimeout(connectMillis);
+        created.setHandshakeTimeout(connectMillis);
+        // Recovery would renumber confirms behind our back; a lost connection is reopened by the next batch.
+        created.setAutomaticRecoveryEnabled(false);
+        created.setTopologyRecoveryEnabled(false);
+        created.setSocketConfigurator(SocketConfigurators.defaultConfigurator().andThen(opened -> socket = opened));
+        if (config.tls()) {
+            try {
+                created.useSslProtocol(SSLContext.getDefault());
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("this JVM has no default TLS context", e);
+            }
+            created.enableHostnameVerification();
+        }
+        return created;
+    }
+}

@@ -1,0 +1,205 @@
+package dev.idempotency.outbox.publisher.nats;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotency.core.outbox.OutboxEvent;
+import dev.idempotency.core.outbox.PublishResult;
+import dev.idempotency.core.outbox.PublishResult.Status;
+import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.outbox.publisher.TcpProxy;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.Nats;
+import io.nats.client.api.MessageInfo;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
+import io.nats.client.impl.Headers;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Runs against the NATS server at 127.0.0.1:4222; each test has its own stream and subjects. */
+@Timeout(120)
+class NatsJetStreamPublisherTest {
+    private static final int SERVER_PORT = 4222;
+
+    private final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    private final String stream = "OUTBOX_TEST_" + suffix;
+    private final String prefix = "outboxtest." + suffix + ".";
+    private Connection testConnection;
+    private JetStreamManagement management;
+
+    @BeforeEach
+    void createStream() throws Exception {
+        testConnection = Nats.connect("nats://127.0.0.1:" + SERVER_PORT);
+        management = testConnection.jetStreamManagement();
+        management.addStream(StreamConfiguration.builder().name(stream).subjects(prefix + ">")
+                .storageType(StorageType.Memory).duplicateWindow(Duration.ofMinutes(2)).build());
+    }
+
+    @AfterEach
+    void deleteStream() throws Exception {
+        management.deleteStream(stream);
+        testConnection.close();
+    }
+
+    @Test
+    void aBatchPublishedTwiceIsStoredOnceWithTheEventIdAndRoutingHeaders() throws Exception {
+        List<OutboxEvent> batch = List.of(
+                event(701, "orders", "order 7", "{\"total\":12.5}", Map.of("trace-id", "t-1")),
+                event(702, "orders", "order-8", "{\"total\":1}", Map.of()),
+                event(703, "refunds", "refund-1", "{\"amount\":3}", Map.of()));
+
+        try (NatsJetStreamPublisher publisher = new NatsJetStreamPublisher(config().build())) {
+            assertEquals(List.of(Status.PUBLISHED, Status.PUBLISHED, Status.PUBLISHED), statuses(publisher.publish(batch)));
+            assertEquals(List.of(Status.PUBLISHED, Status.PUBLISHED, Status.PUBLISHED), statuses(publisher.publish(batch)),
+                    "a duplicate ack counts as published");
+        }
+
+        assertEquals(3, management.getStreamInfo(stream).getStreamState().getMsgCount());
+        MessageInfo first = messageWithId("701");
+        assertEquals(prefix + "orders", first.getSubject());
+        assertEquals("{\"total\":12.5}", new String(first.getData(), StandardCharsets.UTF_8));
+        Headers headers = first.getHeaders();
+        assertEquals("acme", headers.getFirst("Outbox-Tenant"));
+        assertEquals("orders", headers.getFirst("Outbox-Topic"));
+        assertEquals("order%207", headers.getFirst("Outbox-Partition-Key"));
+        assertEquals("t-1", headers.getFirst("trace-id"));
+        assertEquals(prefix + "refunds", messageWithId("703").getSubject());
+    }
+
+    @Test
+    void eventHeadersThatWouldSteerJetStreamAreNotSent() throws Exception {
+        Map<String, String> headers = Map.of("Nats-Rollup", "all", "Nats-Msg-Id", "forged", "X-Good", "ok",
+                "X-Accented", "café");
+
+        try (NatsJetStreamPublisher publisher = new NatsJetStreamPublisher(config().build())) {
+            assertEquals(Status.PUBLISHED,
+                    publisher.publish(List.of(event(9, "orders", "k", "{}", headers))).get(0).status());
+        }
+
+        Headers stored = messageWithId("9").getHeaders();
+        assertEquals(List.of("9"), stored.get("Nats-Msg-Id"));
+        assertEquals("ok", stored.getFirst("X-Good"));
+        assertEquals(null, stored.get("Nats-Rollup"));
+        assertEquals(null, stored.get("X-Accented"));
+    }
+
+    @Test
+    void aSubjectNoStreamCapturesIsRetriedAndAnInvalidOneIsRejected() {
+        List<PublishResult> results;
+        try (NatsJetStreamPublisher publisher = new NatsJetStreamPublisher(config().subjectPrefix("").build())) {
+            results = publisher.publish(List.of(event(1, "no-stream-here." + suffix), event(2, "bad topic")));
+        }
+
+        assertEquals(List.of(Status.RETRY, Status.REJECTED), statuses(results));
+        assertEquals("IOException: Error Publishing: 503 No Responders Available For Request", results.get(0).error());
+        assertTrue(results.get(1).error().startsWith("IllegalArgumentException: Subject cannot contain space"),
+                results.get(1).error());
+    }
+
+    @Test
+    void anUnreachableServerGivesRetryResults() {
+        int closedPort = FreePorts.closedPort();
+
+        List<PublishResult> results;
+        try (NatsJetStreamPublisher publisher = new NatsJetStreamPublisher(config()
+                .servers(List.of("nats://127.0.0.1:" + closedPort)).build())) {
+            results = publisher.publish(List.of(event(1, "orders"), event(2, "orders")));
+        }
+
+        assertEquals(List.of(Status.RETRY, Status.RETRY), statuses(results));
+        assertTrue(results.get(0).error().startsWith("could not connect to NATS"), results.get(0).error());
+    }
+
+    @Test
+    void afterTheServerWentAwayAndCameBackPublishingResumes() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(SERVER_PORT);
+             NatsJetStreamPublisher publisher = new NatsJetStreamPublisher(config()
+                     .servers(List.of("nats://127.0.0.1:" + proxy.port())).ackTimeout(Duration.ofSeconds(2)).build())) {
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(1, "orders")))));
+
+            proxy.cut();
+            assertEquals(List.of(Status.RETRY), statuses(publisher.publish(List.of(event(2, "orders")))));
+
+            proxy.restore();
+            // The client reconnects in the background; until it has, batches are RETRY.
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            Status status = Status.RETRY;
+            while (status != Status.PUBLISHED && System.nanoTime() < deadline) {
+                status = publisher.publish(List.of(event(2, "orders"))).get(0).status();
+                Thread.sleep(100);
+            }
+            assertEquals(Status.PUBLISHED, status);
+        }
+
+        messageWithId("2");
+    }
+
+    @Test
+    void buildNamesTheSettingItRefuses() {
+        assertEquals("username and password must be set together",
+                refusal(NatsJetStreamConfig.builder().userInfo("relay", null)));
+        assertEquals("set at most one of userInfo, token and credentialsFile",
+                refusal(NatsJetStreamConfig.builder().userInfo("relay", "pw").token("t")));
+        assertEquals("subjectPrefix must hold no whitespace, control characters or wildcards (* >): got 'a.*.'",
+                refusal(NatsJetStreamConfig.builder().subjectPrefix("a.*.")));
+        assertEquals("ackTimeout must be at least 1ms: got PT0S",
+                refusal(NatsJetStreamConfig.builder().ackTimeout(Duration.ZERO)));
+        assertTrue(refusal(NatsJetStreamConfig.builder().servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
+    }
+
+    @Test
+    void settingsBuildTheConfigurationAndItsTextHidesSecrets() {
+        NatsJetStreamConfig config = NatsJetStreamConfig.fromSettings(Map.of(
+                "servers", "nats://a:4222, nats://b:4222", "username", "relay", "password", "s3cret",
+                "subject-prefix", "outbox.", "ack-timeout", "3s"));
+
+        assertEquals(List.of("nats://a:4222", "nats://b:4222"), config.servers());
+        assertEquals("outbox.orders", config.subjectFor("orders"));
+        assertEquals(Duration.ofSeconds(3), config.ackTimeout());
+        assertTrue(!config.toString().contains("s3cret"), config.toString());
+        assertThrows(IllegalArgumentException.class, () -> NatsJetStreamConfig.fromSettings(Map.of("server", "x")));
+    }
+
+    private NatsJetStreamConfig.Builder config() {
+        return NatsJetStreamConfig.builder().servers(List.of("nats://127.0.0.1:" + SERVER_PORT))
+                .subjectPrefix(prefix).ackTimeout(Duration.ofSeconds(20));
+    }
+
+    private MessageInfo messageWithId(String id) throws Exception {
+        long last = management.getStreamInfo(stream).getStreamState().getLastSequence();
+        for (long sequence = 1; sequence <= last; sequence++) {
+            MessageInfo message = management.getMessage(stream, sequence);
+            if (id.equals(message.getHeaders().getFirst("Nats-Msg-Id"))) {
+                return message;
+            }
+        }
+        throw new AssertionError("stream " + stream + " holds no message with Nats-Msg-Id " + id);
+    }
+
+    private static String refusal(NatsJetStreamConfig.Builder builder) {
+        return assertThrows(IllegalArgumentException.class, builder::build).getMessage();
+    }
+
+    private static List<Status> statuses(List<PublishResult> results) {
+        return results.stream().map(PublishResult::status).toList();
+    }
+
+    private static OutboxEvent event(long id, String topic) {
+        return event(id, topic, "key-" + id, "{\"n\":" + id + "}", Map.of());
+    }
+
+    private static OutboxEvent event(long id, String topic, String partitionKey, String payload, Map<String, String> headers) {
+        return new OutboxEvent(id, "acme", topic, partitionKey, payload, headers, Instant.now(), 1);
+    }
+}

@@ -1,0 +1,269 @@
+package dev.idempotency.outbox.publisher.rabbitmq;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+import dev.idempotency.core.outbox.OutboxEvent;
+import dev.idempotency.core.outbox.PublishResult;
+import dev.idempotency.core.outbox.PublishResult.Status;
+import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.outbox.publisher.TcpProxy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Runs against the RabbitMQ at 127.0.0.1:5672 (guest/guest); every queue and exchange has a random name. */
+@Timeout(120)
+class RabbitMqPublisherTest {
+    private static final int BROKER_PORT = 5672;
+
+    private final String suffix = UUID.randomUUID().toString().substring(0, 8);
+    private final String queue = "outbox-test-" + suffix;
+    private Connection testConnection;
+    private Channel test;
+
+    @BeforeEach
+    void declareQueue() throws Exception {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setHost("127.0.0.1");
+        factory.setPort(BROKER_PORT);
+        testConnection = factory.newConnection("outbox-test-" + suffix);
+        test = testConnection.createChannel();
+        test.queueDeclare(queue, false, false, true, null);
+    }
+
+    @AfterEach
+    void deleteQueue() throws Exception {
+        test.queueDelete(queue);
+        testConnection.close();
+    }
+
+    @Test
+    void publishesPersistentJsonMessagesWithTheEventIdAndRoutingHeadersAsTheBrokerConfirms() throws Exception {
+        OutboxEvent order = event(501, queue, "order 7", "{\"total\":12.5}", Map.of("trace-id", "t-1", "Outbox-Tenant", "forged"));
+        OutboxEvent refund = event(502, queue, "refund-1", "{\"amount\":3}", Map.of());
+
+        try (RabbitMqPublisher publisher = new RabbitMqPublisher(config().build())) {
+            assertEquals(List.of(Status.PUBLISHED, Status.PUBLISHED), statuses(publisher.publish(List.of(order, refund))));
+        }
+
+        GetResponse first = receive(queue);
+        assertEquals("501", first.getProps().getMessageId());
+        assertEquals(2, first.getProps().getDeliveryMode());
+        assertEquals("application/json", first.getProps().getContentType());
+        assertEquals("{\"total\":12.5}", new String(first.getBody(), StandardCharsets.UTF_8));
+        Map<String, Object> headers = first.getProps().getHeaders();
+        assertEquals("acme", String.valueOf(headers.get("Outbox-Tenant")));
+        assertEquals(queue, String.valueOf(headers.get("Outbox-Topic")));
+        assertEquals("order 7", String.valueOf(headers.get("Outbox-Partition-Key")));
+        assertEquals("t-1", String.valueOf(headers.get("trace-id")));
+        assertEquals("502", receive(queue).getProps().getMessageId());
+    }
+
+    @Test
+    void aNamedExchangeRoutesEachEventByItsTopic() throws Exception {
+        String exchange = "outbox-test-exchange-" + suffix;
+        test.exchangeDeclare(exchange, "direct", false, true, null);
+        test.queueBind(queue, exchange, "orders.created");
+
+        try (RabbitMqPublisher publisher = new RabbitMqPublisher(config().exchange(exchange).build())) {
+            assertEquals(Status.PUBLISHED, publisher.publish(List.of(event(1, "orders.created"))).get(0).status());
+        } finally {
+            test.exchangeDelete(exchange);
+        }
+
+        assertEquals("1", receive(queue).getProps().getMessageId());
+    }
+
+    @Test
+    void anEventThatNoQueueReceivesIsRetriedUnlessMandatoryIsOff() {
+        String nowhere = "nobody-listens-" + suffix;
+
+        List<PublishResult> mandatory;
+        try (RabbitMqPublisher publisher = new RabbitMqPublisher(config().build())) {
+            mandatory = publisher.publish(List.of(event(1, nowhere), event(2, queue)));
+        }
+        List<PublishResult> notMandatory;
+        try (RabbitMqPublisher publisher = new RabbitMqPublisher(config().mandatory(false).build())) {
+            notMandatory = publisher.publish(List.of(event(3, nowhere)));
+        }
+
+        assertEquals(List.of(Status.RETRY, Status.PUBLISHED), statuses(mandatory));
+        assertTrue(mandatory.get(0).error().startsWith("unroutable: no queue received it (312 NO_ROUTE"),
+                mandatory.get(0).error());
+        assertEquals(List.of(Status.PUBLISHED), statuses(notMandatory));
+    }
+
+    @Test
+    void aMissingExchangeIsRetriedAndTheSamePublisherDeliversOnceItExists() throws Exception {
+        String exchange = "outbox-test-late-exchange-" + suffix;
+
+        try (RabbitMqPublisher publisher = new RabbitMqPublisher(config().exchange(exchange).build())) {
+            List<PublishResult> before = publisher.publish(List.of(event(1, "orders"), event(2, "orders")));
+            assertEquals(List.of(Status.RETRY, Status.RETRY), statuses(before));
+            assertTrue(before.get(0).error().contains("NOT_FOUND - no exchange '" + exchange + "'"), before.get(0).error());
+
+            test.exchangeDeclare(exchange, "direct", false, true, null);
+            test.queueBind(queue, exchange, "orders");
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(3, "orders")))));
+        } finally {
+            test.exchangeDelete(exchange);
+        }
+
+        assertEquals("3", receive(queue).getProps().getMessageId());
+    }
+
+    @Test
+    void anUnreachableBrokerGivesRetryResults() {
+        int closedPort = FreePorts.closedPort();
+
+        List<PublishResult> results;
+        try (RabbitMqPublisher publisher = new RabbitMqPublisher(config().port(closedPort).build())) {
+            results = publisher.publish(List.of(event(1, queue), event(2, queue)));
+        }
+
+        assertEquals(List.of(Status.RETRY, Status.RETRY), statuses(results));
+        assertTrue(results.get(0).error().startsWith("could not connect to RabbitMQ at 127.0.0.1:" + closedPort),
+                results.get(0).error());
+    }
+
+    @Test
+    void afterTheBrokerWentAwayAndCameBackTheNextBatchReconnects() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(BROKER_PORT);
+             RabbitMqPublisher publisher = new RabbitMqPublisher(config().port(proxy.port()).build())) {
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(1, queue)))));
+
+            proxy.cut();
+            assertEquals(List.of(Status.RETRY, Status.RETRY),
+                    statuses(publisher.publish(List.of(event(2, queue), event(3, queue)))));
+
+            proxy.restore();
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(4, queue)))));
+        }
+
+        List<String> ids = receiveAll(queue);
+        assertEquals("1", ids.get(0));
+        assertEquals("4", ids.get(ids.size() - 1));
+    }
+
+    @Test
+    void confirmsThatDoNotComeWithinTheTimeoutGiveRetry() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(BROKER_PORT);
+             RabbitMqPublisher publisher = new RabbitMqPublisher(config().port(proxy.port())
+                     .confirmTimeout(Duration.ofSeconds(1)).build())) {
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(1, queue)))));
+
+            proxy.freeze();
+            List<PublishResult> frozen = publisher.publish(List.of(event(2, queue)));
+            assertEquals(List.of(Status.RETRY), statuses(frozen));
+            assertEquals("no publisher confirm within PT1S", frozen.get(0).error());
+
+            proxy.thaw();
+            // The retry of the same event is confirmed; the broker may now hold it twice, which consumers dedupe.
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(2, queue)))));
+        }
+
+        assertTrue(receiveAll(queue).containsAll(List.of("1", "2")));
+    }
+
+    @Test
+    void aBatchWhoseWritesStallBecauseTheBrokerStoppedReadingEndsWithRetryAndTheNextOneReconnects() {
+        String megabyte = "{\"blob\":\"" + "x".repeat(1 << 20) + "\"}";
+        List<OutboxEvent> big = IntStream.rangeClosed(1, 64)
+                .mapToObj(id -> event(id, queue, "k" + id, megabyte, Map.of())).toList();
+
+        try (TcpProxy proxy = TcpProxy.to(BROKER_PORT);
+             RabbitMqPublisher publisher = new RabbitMqPublisher(config().port(proxy.port())
+                     .confirmTimeout(Duration.ofSeconds(2)).build())) {
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(99, queue)))));
+            proxy.freeze();
+            List<PublishResult> stalled = publisher.publish(big);
+            assertTrue(statuses(stalled).stream().allMatch(Status.RETRY::equals), String.valueOf(stalled));
+            assertTrue(stalled.get(big.size() - 1).error().startsWith("not sent: "), stalled.get(big.size() - 1).error());
+
+            proxy.thaw();
+            assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(100, queue)))));
+        }
+    }
+
+    @Test
+    void buildNamesTheSettingItRefuses() {
+        assertEquals("host must not be blank", refusal(RabbitMqConfig.builder().host(" ")));
+        assertEquals("port must be between 1 and 65535: got 70000", refusal(RabbitMqConfig.builder().port(70000)));
+        assertEquals("confirmTimeout must be between 1ms and 2147483647ms: got PT0S",
+                refusal(RabbitMqConfig.builder().confirmTimeout(Duration.ZERO)));
+        assertTrue(refusal(RabbitMqConfig.builder().exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
+    }
+
+    @Test
+    void settingsBuildTheConfigurationAndItsTextHidesThePassword() {
+        RabbitMqConfig config = RabbitMqConfig.fromSettings(Map.of("host", "rabbit.internal", "tls", "true",
+                "username", "relay", "password", "s3cret", "exchange", "events", "mandatory", "false",
+                "confirm-timeout", "30s"));
+
+        assertEquals(5671, config.port(), "TLS defaults to 5671");
+        assertEquals("events", config.exchange());
+        assertEquals(Duration.ofSeconds(30), config.confirmTimeout());
+        assertTrue(!config.mandatory());
+        assertTrue(!config.toString().contains("s3cret"), config.toString());
+        assertThrows(IllegalArgumentException.class, () -> RabbitMqConfig.fromSettings(Map.of("hostname", "x")));
+    }
+
+    private static RabbitMqConfig.Builder config() {
+        return RabbitMqConfig.builder().host("127.0.0.1").port(BROKER_PORT)
+                .connectTimeout(Duration.ofSeconds(5)).confirmTimeout(Duration.ofSeconds(20));
+    }
+
+    private GetResponse receive(String from) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline) {
+            GetResponse response = test.basicGet(from, true);
+            if (response != null) {
+                return response;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no message arrived on " + from);
+    }
+
+    private List<String> receiveAll(String from) throws Exception {
+        List<String> ids = new ArrayList<>();
+        for (GetResponse response = test.basicGet(from, true); response != null; response = test.basicGet(from, true)) {
+            ids.add(response.getProps().getMessageId());
+        }
+        assertNotNull(ids);
+        return ids;
+    }
+
+    private static String refusal(RabbitMqConfig.Builder builder) {
+        return assertThrows(IllegalArgumentException.class, builder::build).getMessage();
+    }
+
+    private static List<Status> statuses(List<PublishResult> results) {
+        return results.stream().map(PublishResult::status).toList();
+    }
+
+    private static OutboxEvent event(long id, String topic) {
+        return event(id, topic, "key-" + id, "{\"n\":" + id + "}", Map.of());
+    }
+
+    private static OutboxEvent event(long id, String topic, String partitionKey, String payload, Map<String, String> headers) {
+        return new OutboxEvent(id, "acme", topic, partitionKey, payload, headers, Instant.now(), 1);
+    }
+}
