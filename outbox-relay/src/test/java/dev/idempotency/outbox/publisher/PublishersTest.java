@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
+import dev.idempotency.outbox.publisher.kafka.KafkaPublisher;
 import dev.idempotency.outbox.publisher.log.LoggingPublisher;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
@@ -26,17 +27,19 @@ class PublishersTest {
         try (Publisher log = Publishers.create("log", Map.of());
              Publisher http = Publishers.create("http", Map.of("base-url", "http://127.0.0.1:9/hooks"));
              Publisher rabbit = Publishers.create("rabbitmq", Map.of("host", "127.0.0.1"));
-             Publisher nats = Publishers.create("nats", Map.of("servers", "nats://127.0.0.1:4222"))) {
+             Publisher nats = Publishers.create("nats", Map.of("servers", "nats://127.0.0.1:4222"));
+             Publisher kafka = Publishers.create("kafka", Map.of("bootstrap-servers", "127.0.0.1:9"))) {
             assertInstanceOf(LoggingPublisher.class, log);
             assertInstanceOf(HttpWebhookPublisher.class, http);
             assertInstanceOf(RabbitMqPublisher.class, rabbit);
             assertInstanceOf(NatsJetStreamPublisher.class, nats);
+            assertInstanceOf(KafkaPublisher.class, kafka);
         }
     }
 
     @Test
     void anUnknownNameOrSettingIsRefusedByName() {
-        assertEquals("unknown publisher 'kafak'; known publishers: log, http, rabbitmq, nats",
+        assertEquals("unknown publisher 'kafak'; known publishers: log, http, rabbitmq, nats, kafka",
                 assertThrows(IllegalArgumentException.class, () -> Publishers.create("kafak", Map.of())).getMessage());
         assertEquals("http publisher setting 'base-url' is required",
                 assertThrows(IllegalArgumentException.class, () -> Publishers.create("http", Map.of())).getMessage());
