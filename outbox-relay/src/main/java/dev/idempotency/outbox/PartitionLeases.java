@@ -37,6 +37,7 @@ final class PartitionLeases {
     private final long publishWindowNanos;
     private final Map<Integer, Lease> held = new ConcurrentHashMap<>();
     private final Set<Integer> releasing = ConcurrentHashMap.newKeySet();
+    private final String lockPartitions;
     private final String createPartitions;
     private final String countPartitions;
     private final String heartbeat;
@@ -54,6 +55,7 @@ final class PartitionLeases {
         this.deadlineOffsetNanos = config.leaseDuration().minus(config.leaseSafetyMargin()).toNanos();
         this.publishWindowNanos = config.publishTimeout().toNanos();
         String schema = config.schema();
+        this.lockPartitions = RelaySql.render(RelaySql.LOCK_PARTITIONS, schema);
         this.createPartitions = RelaySql.render(RelaySql.CREATE_PARTITIONS, schema);
         this.countPartitions = RelaySql.render(RelaySql.COUNT_PARTITIONS, schema);
         this.heartbeat = RelaySql.render(RelaySql.HEARTBEAT, schema);
@@ -68,7 +70,8 @@ final class PartitionLeases {
      * with a partition count other than the one the database already has.
      */
     void prepare() {
-        long existing = jdbi.withHandle(h -> {
+        long existing = jdbi.inTransaction(h -> {
+            h.createUpdate(lockPartitions).execute();
             h.createUpdate(createPartitions).bind("partitions", partitions).execute();
             return h.createQuery(countPartitions).mapTo(Long.class).one();
         });

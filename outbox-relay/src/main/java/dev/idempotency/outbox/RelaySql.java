@@ -16,11 +16,15 @@ final class RelaySql {
 
     // ---- partition leases -------------------------------------------------------------------
 
-    /** Creates the rows of partitions 0 .. :partitions - 1 that do not exist yet. */
+    /** Serializes relay start-ups' look at the partition table (running relays' lease updates wait milliseconds). */
+    static final String LOCK_PARTITIONS = """
+            LOCK TABLE {schema}.outbox_relay_partitions IN SHARE ROW EXCLUSIVE MODE""";
+
+    /** Creates partitions 0 .. :partitions - 1 when the table is empty (the first relay on the database). */
     static final String CREATE_PARTITIONS = """
             INSERT INTO {schema}.outbox_relay_partitions (partition_no)
             SELECT generate_series(0, :partitions - 1)
-            ON CONFLICT (partition_no) DO NOTHING""";
+            WHERE NOT EXISTS (SELECT 1 FROM {schema}.outbox_relay_partitions)""";
 
     /** How many partition rows exist, to refuse a relay configured with another count. */
     static final String COUNT_PARTITIONS = """
