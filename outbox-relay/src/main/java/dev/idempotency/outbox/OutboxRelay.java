@@ -76,6 +76,7 @@ public final class OutboxRelay implements AutoCloseable {
     private State state = State.NEW;
     private volatile boolean stopping;
     private volatile boolean halted;
+    private int leaseFailures;
 
     /** A relay that reports nothing to a listener. */
     public OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config) {
@@ -212,13 +213,14 @@ public final class OutboxRelay implements AutoCloseable {
             if (leases.maintain() || leases.releaseRequested()) {
                 idle.wakeUp();
             }
+            leaseFailures = 0;
         } catch (RuntimeException e) {
-            log.warn("relay {} could not renew its leases (retrying in {}): {}",
-                    config.instanceId(), config.renewalInterval(), e.toString());
+            logFailure(++leaseFailures, "could not renew its leases (retrying in " + config.renewalInterval() + ")", e);
         }
     }
 
     private void work() {
+        int failures = 0;
         while (!stopping && !halted) {
             try {
                 if (leases.releaseRequested()) {
@@ -229,6 +231,7 @@ public final class OutboxRelay implements AutoCloseable {
                 } else {
                     idle.reset();
                 }
+                failures = 0;
             } catch (InterruptedException e) {
                 if (!halted) {
                     log.warn("relay {} worker interrupted; stopping it", config.instanceId());
@@ -238,13 +241,22 @@ public final class OutboxRelay implements AutoCloseable {
                 if (halted) {
                     return;
                 }
-                log.warn("relay {} batch failed (retrying in up to {})", config.instanceId(), config.idlePollMax(), e);
+                logFailure(++failures, "batch failed (retrying in up to " + config.idlePollMax() + ")", e);
                 try {
                     idle.awaitAfterError();
                 } catch (InterruptedException interrupted) {
                     return;
                 }
             }
+        }
+    }
+
+    /** The first failure in a row is logged with its stack trace; the rest of an outage in one line each. */
+    private void logFailure(int inARow, String what, RuntimeException e) {
+        if (inARow == 1) {
+            log.warn("relay {} {}", config.instanceId(), what, e);
+        } else {
+            log.warn("relay {} {} ({} failures in a row): {}", config.instanceId(), what, inARow, e.toString());
         }
     }
 
