@@ -25,8 +25,8 @@ CREATE TABLE "${flyway:defaultSchema}".outbox_relay_instances (
     CONSTRAINT outbox_relay_instances_pkey PRIMARY KEY (instance_id)
 );
 
--- The claim looks, for each candidate event, at the earlier pending events of its ordering key:
--- found through the key's hash, in id order (the key's text columns are compared on the few hits).
+-- The claim walks the ordering hashes that have pending events (one probe per hash, however long
+-- its backlog) and reads each chosen key's first pending events in id order.
 CREATE INDEX outbox_events_pending_by_key ON "${flyway:defaultSchema}".outbox_events (ordering_hash, id)
     WHERE status = 'pending';
 

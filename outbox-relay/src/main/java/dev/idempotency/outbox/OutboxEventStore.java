@@ -25,6 +25,8 @@ final class OutboxEventStore {
     static final int MAX_ERROR_LENGTH = 2000;
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
+    /** Most key-scan rounds one claim makes while the keys it finds have nothing due. */
+    private static final int MAX_ROUNDS = 8;
 
     /** An attempt that failed and will be retried after {@code delayMillis}. */
     record FailedAttempt(ClaimedEvent event, long delayMillis, String error) {
@@ -39,7 +41,8 @@ final class OutboxEventStore {
     private final int partitions;
     private final int batchSize;
     private final int maxEventsPerKey;
-    private final String claim;
+    private final PendingKeyScan keys;
+    private final String pendingEvents;
     private final String markPublished;
     private final String recordFailures;
     private final String deadLetter;
@@ -50,30 +53,46 @@ final class OutboxEventStore {
         this.partitions = config.partitions();
         this.batchSize = config.batchSize();
         this.maxEventsPerKey = config.maxEventsPerKey();
-        this.claim = RelaySql.render(RelaySql.CLAIM, config.schema());
+        this.keys = new PendingKeyScan(jdbi, config);
+        this.pendingEvents = RelaySql.render(RelaySql.PENDING_EVENTS, config.schema());
         this.markPublished = RelaySql.render(RelaySql.MARK_PUBLISHED, config.schema());
         this.recordFailures = RelaySql.render(RelaySql.RECORD_FAILURES, config.schema());
         this.deadLetter = RelaySql.render(RelaySql.DEAD_LETTER, config.schema());
     }
 
-    /** The next batch of due events of these partitions (partition to lease epoch), in id order. */
+    /**
+     * The next batch of due events of these partitions (partition to lease epoch): keys chosen by
+     * {@link PendingKeyScan}, each with its first events in id order. When the chosen keys have
+     * nothing due (all waiting for retries), it goes on with the next keys, a few rounds at most.
+     */
     List<ClaimedEvent> claim(Map<Integer, Long> leases) {
         if (leases.isEmpty()) {
             return List.of();
         }
-        List<Row> rows = jdbi.withHandle(h -> h.createQuery(claim)
-                .bind("partitions", partitions)
-                .bind("maxPerKey", maxEventsPerKey)
-                .bind("batchSize", batchSize)
-                .bindArray("partitionNos", Integer.class, List.copyOf(leases.keySet()))
-                .map((rs, ctx) -> Row.read(rs))
-                .list());
-        long claimedAt = System.nanoTime();
-        List<ClaimedEvent> events = new ArrayList<>(rows.size());
-        for (Row row : rows) {
-            events.add(row.decode(leases.get(row.partition), claimedAt));
+        // Enough hashes to find a batch's worth of keys when this instance holds only some partitions.
+        int budget = batchSize * Math.min(16, (partitions + leases.size() - 1) / leases.size());
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+            List<Integer> hashes = keys.next(leases.keySet(), batchSize, budget);
+            List<Row> rows = hashes.isEmpty() ? List.of() : jdbi.withHandle(h -> h.createQuery(pendingEvents)
+                    .bind("partitions", partitions)
+                    .bind("maxPerKey", maxEventsPerKey)
+                    .bind("batchSize", batchSize)
+                    .bindArray("hashes", Integer.class, hashes)
+                    .map((rs, ctx) -> Row.read(rs))
+                    .list());
+            if (!rows.isEmpty()) {
+                long claimedAt = System.nanoTime();
+                List<ClaimedEvent> events = new ArrayList<>(rows.size());
+                for (Row row : rows) {
+                    events.add(row.decode(leases.get(row.partition), claimedAt));
+                }
+                return events;
+            }
+            if (keys.lapCompleted()) {
+                break;
+            }
         }
-        return events;
+        return List.of();
     }
 
     /** Marks events published; returns the partitions (to epoch) whose lease failed the fence. */

@@ -30,6 +30,14 @@ import org.slf4j.LoggerFactory;
  * takeover increments the partition's epoch. No transaction or row lock is held while a broker
  * call is outstanding: claims are plain reads and every write is a single autocommit statement.
  *
+ * <h2>Batches</h2>
+ * A batch takes the next ordering keys of the held partitions that have pending events, in a
+ * circle over their hashes (so every key gets its turn, whatever the backlog of another), and for
+ * each key its first {@link OutboxRelayConfig#maxEventsPerKey()} events in id order, skipping keys
+ * whose earliest pending event waits for a retry. It is published in waves of at most one event per
+ * key (a key's next event only after the broker acknowledged the previous one), with the broker's
+ * acknowledgements of a wave awaited together, then marked with one statement per outcome.
+ *
  * <h2>Fencing, and the window that remains</h2>
  * Every write to claimed events (published, failed, dead) is one statement that also checks that
  * this relay still holds the partition with the epoch it claimed under and an unexpired lease; when

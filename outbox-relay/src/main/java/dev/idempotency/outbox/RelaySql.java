@@ -89,32 +89,56 @@ final class RelaySql {
     // ---- events ----------------------------------------------------------------------------
 
     /**
-     * The next batch of the given partitions, in id order: an event is taken only if it is due, fewer
-     * than :maxPerKey pending events of its ordering key come before it, and all of those are due
-     * (so a key waiting for a retry is skipped whole, and no key fills a batch). age_millis is
-     * now() - created_at by the database clock.
+     * Up to :limit distinct ordering hashes that have pending events, in hash order from :from on,
+     * with their partitions. A loose index scan: one index probe per hash, however many events it
+     * has, so a key with a long backlog costs no more to pass over than a key with one event.
      */
-    static final String CLAIM = """
-            SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
-                   e.headers::text AS headers, e.created_at, e.attempts,
-                   (e.ordering_hash & 2147483647) % :partitions AS partition_no,
-                   (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis
-            FROM {schema}.outbox_events e
-            CROSS JOIN LATERAL (
-                SELECT count(*) AS waiting, bool_and(earlier.next_attempt_at <= now()) AS all_due
-                FROM (SELECT a.next_attempt_at FROM {schema}.outbox_events a
-                      WHERE a.status = 'pending' AND a.ordering_hash = e.ordering_hash AND a.id < e.id
-                        AND a.tenant_id = e.tenant_id AND a.topic = e.topic AND a.partition_key = e.partition_key
-                      ORDER BY a.id
-                      LIMIT :maxPerKey) earlier
-            ) ahead
-            WHERE e.status = 'pending'
-              AND (e.ordering_hash & 2147483647) % :partitions = ANY(:partitionNos)
-              AND e.next_attempt_at <= now()
-              AND ahead.waiting < :maxPerKey
-              AND ahead.all_due IS NOT FALSE
-            ORDER BY e.id
-            LIMIT :batchSize""";
+    static final String PENDING_KEYS = """
+            WITH RECURSIVE pending_keys(ordering_hash, visited) AS (
+                (SELECT ordering_hash, 1 FROM {schema}.outbox_events
+                 WHERE status = 'pending' AND ordering_hash >= :from
+                 ORDER BY ordering_hash
+                 LIMIT 1)
+              UNION ALL
+                SELECT later.ordering_hash, pending_keys.visited + 1
+                FROM pending_keys CROSS JOIN LATERAL (
+                    SELECT e.ordering_hash FROM {schema}.outbox_events e
+                    WHERE e.status = 'pending' AND e.ordering_hash > pending_keys.ordering_hash
+                    ORDER BY e.ordering_hash
+                    LIMIT 1) later
+                WHERE pending_keys.visited < :limit
+            )
+            SELECT ordering_hash, (ordering_hash & 2147483647) % :partitions AS partition_no
+            FROM pending_keys
+            ORDER BY ordering_hash""";
+
+    /**
+     * The batch: for each given ordering hash its first :maxPerKey pending events in id order, less
+     * every event at or behind a not-yet-due event of its key; first events of every key before
+     * second ones, at most :batchSize, returned in id order. age_millis is now() - created_at.
+     */
+    static final String PENDING_EVENTS = """
+            SELECT * FROM (
+                SELECT * FROM (
+                    SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
+                           e.headers::text AS headers, e.created_at, e.attempts,
+                           (e.ordering_hash & 2147483647) % :partitions AS partition_no,
+                           (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
+                           bool_and(e.next_attempt_at <= now())
+                               OVER (PARTITION BY e.tenant_id, e.topic, e.partition_key ORDER BY e.id) AS due,
+                           row_number() OVER (PARTITION BY e.ordering_hash ORDER BY e.id) AS place
+                    FROM unnest(:hashes) AS k(ordering_hash)
+                    CROSS JOIN LATERAL (
+                        SELECT * FROM {schema}.outbox_events o
+                        WHERE o.status = 'pending' AND o.ordering_hash = k.ordering_hash
+                        ORDER BY o.id
+                        LIMIT :maxPerKey) e
+                ) fetched
+                WHERE due
+                ORDER BY place, id
+                LIMIT :batchSize
+            ) batch
+            ORDER BY id""";
 
     /**
      * Marks events published, but only those in partitions this instance still holds with the

@@ -77,6 +77,26 @@ class OutboxRelayRetryTest {
     }
 
     @Test
+    void aFailedEventIsNotTriedAgainBeforeItsBackoffHasPassed() {
+        long failing = outbox.insert("t", "orders", "k", "{}");
+        publisher.failing(e -> e.id() == failing);
+        startRelay(outbox.config("a").backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(2)));
+
+        OutboxFixture.await("the first attempt", Duration.ofSeconds(30), () -> outbox.attempts(failing) == 1);
+        List<Long> later = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            later.add(outbox.insert("t", "orders", "other-" + i, "{}"));
+            relay.wakeUp();
+        }
+        outbox.awaitStatus(later, "published", Duration.ofSeconds(30));
+
+        assertEquals(1, outbox.attempts(failing), "no second attempt within the backoff");
+        assertEquals(1, outbox.count("id = " + failing
+                + " AND next_attempt_at BETWEEN now() + interval '29 minutes' AND now() + interval '61 minutes'"),
+                "the retry waits half to all of the 1 h backoff");
+    }
+
+    @Test
     void aFailingKeyWithThousandsOfPendingEventsDoesNotStarveOtherKeys() {
         List<Long> stuck = outbox.insertMany("t", "orders", "stuck", 3000);
         long failing = stuck.get(0);
