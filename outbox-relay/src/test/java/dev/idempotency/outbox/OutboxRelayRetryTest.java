@@ -114,6 +114,24 @@ class OutboxRelayRetryTest {
     }
 
     @Test
+    void manyKeysWaitingForRetriesDoNotHideTheKeysBehindThem() {
+        List<Long> waiting = new ArrayList<>();
+        List<Long> healthy = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            waiting.add(outbox.insert("waiting", "orders", "key-" + i, "{}"));
+        }
+        for (int i = 0; i < 10; i++) {
+            healthy.add(outbox.insert("healthy", "orders", "key-" + i, "{}"));
+        }
+        publisher.failing(e -> e.tenant().equals("waiting"));
+        // Batches of 10 keys: the 100 waiting keys fill ten batches' worth of the key space.
+        startRelay(outbox.config("a").batchSize(10).backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(1)));
+
+        outbox.awaitStatus(healthy, "published", Duration.ofSeconds(40));
+        assertEquals(100, outbox.count("tenant_id = 'waiting' AND status = 'pending'"));
+    }
+
+    @Test
     void aLongHealthyBacklogOfOneKeySharesEveryBatchWithOtherKeys() {
         List<Long> busy = outbox.insertMany("t", "orders", "busy", 2000);
         List<Long> others = new ArrayList<>();
