@@ -49,7 +49,8 @@ import org.slf4j.LoggerFactory;
  * local check and lasts beyond the lease (or a publisher that overruns the publish timeout, whose call
  * the relay abandons but cannot recall) can still let an old owner's message reach the broker after
  * the new owner started on the same partition. Such a message is always a copy of an event whose
- * predecessors were already published, so the order of first publications per key holds and
+ * predecessors of its key were already published (or dead-lettered), so the order of first
+ * publications per key holds and
  * consumers that deduplicate by message id see no difference; a consumer that does not deduplicate
  * may see that event twice, the second time after later events of its key.
  *
@@ -66,8 +67,9 @@ import org.slf4j.LoggerFactory;
  * a transaction that issues {@code NOTIFY} takes a database-wide lock at commit.
  *
  * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls) and uses at
- * most two connections of the given pool at a time. It neither closes the data source nor the
- * publisher. A relay starts once; after {@link #stop()} make a new one.
+ * most two connections of the given pool at a time; a pool of its own (or room for those two in a
+ * shared one) keeps lease renewals from queueing behind other work. It closes neither the data
+ * source nor the publisher. A relay starts once; after {@link #stop()} make a new one.
  */
 public final class OutboxRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
@@ -139,12 +141,17 @@ public final class OutboxRelay implements AutoCloseable {
      * Graceful stop: finishes and marks the batch in flight, releases this relay's partitions so
      * another instance takes them at once, and returns. If the batch does not finish within
      * {@code leaseDuration + maxEventsPerKey * publishTimeout}, the relay gives up waiting and leaves
-     * its leases to lapse instead of releasing partitions it may still be publishing.
+     * its leases to lapse instead of releasing partitions it may still be publishing. Returns at once
+     * when the relay was never started or is already stopping or stopped.
      */
     public void stop() {
         synchronized (this) {
-            if (state != State.RUNNING) {
+            if (state == State.NEW) {
                 state = State.STOPPED;
+                leaseKeeper.shutdownNow();
+                publisher.shutdown();
+            }
+            if (state != State.RUNNING) {
                 return;
             }
             state = State.STOPPING;

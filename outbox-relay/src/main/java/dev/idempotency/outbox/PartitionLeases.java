@@ -1,6 +1,7 @@
 package dev.idempotency.outbox;
 
 import java.util.Comparator;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,12 +89,12 @@ final class PartitionLeases {
      * taking free and expired partitions. Returns true when it acquired a partition.
      */
     boolean maintain() {
+        renew();
         int live = jdbi.withHandle(h -> h.createQuery(heartbeat)
                 .bind("instance", instanceId)
                 .bind("leaseMillis", leaseMillis)
                 .mapTo(Integer.class)
                 .one());
-        renew();
         if (!acquiring) {
             return false;
         }
@@ -138,23 +139,24 @@ final class PartitionLeases {
             return;
         }
         long start = System.nanoTime();
-        Map<Integer, Long> renewed = new HashMap<>();
-        jdbi.useHandle(h -> h.createQuery(renew)
+        Set<Map.Entry<Integer, Long>> renewed = jdbi.withHandle(h -> h.createQuery(renew)
                 .bind("instance", instanceId)
                 .bind("leaseMillis", leaseMillis)
                 .bindArray("partitionNos", Integer.class, partitionsOf(current))
                 .bindArray("epochs", Long.class, epochsOf(current))
-                .map((rs, ctx) -> renewed.put(rs.getInt(1), rs.getLong(2)))
-                .list());
+                .map((rs, ctx) -> Map.entry(rs.getInt(1), rs.getLong(2)))
+                .set());
+        List<String> lost = new ArrayList<>();
         for (Lease lease : current) {
-            Long epoch = renewed.get(lease.partition());
-            if (epoch != null && epoch == lease.epoch()) {
+            if (renewed.contains(Map.entry(lease.partition(), lease.epoch()))) {
                 held.computeIfPresent(lease.partition(), (p, old) -> old.epoch() == lease.epoch()
                         ? new Lease(p, old.epoch(), start + deadlineOffsetNanos) : old);
             } else if (held.remove(lease.partition(), lease) && !releasing.remove(lease.partition())) {
-                log.warn("relay {} lost partition {} (epoch {}): its lease ran out or was taken over",
-                        instanceId, lease.partition(), lease.epoch());
+                lost.add(lease.partition() + "@" + lease.epoch());
             }
+        }
+        if (!lost.isEmpty()) {
+            log.warn("relay {} lost partitions {}: their leases ran out or were taken over", instanceId, lost);
         }
     }
 
