@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,8 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Three relays on one database while events keep coming; every so often one of them crashes
- * (threads stopped, leases left to run out) and a fresh instance replaces it.
+ * Three relays on one database while events keep coming and some attempts fail; every so often one
+ * of them crashes (threads stopped, leases left to run out) and a fresh instance replaces it.
  */
 @Timeout(150)
 class OutboxRelayChaosTest {
@@ -57,7 +58,10 @@ class OutboxRelayChaosTest {
                 .publishTimeout(Duration.ofMillis(800))
                 .build();
         HikariDataSource pool = outbox.newPool(3);
-        OutboxRelay relay = new OutboxRelay(pool, new RecordingPublisher(instance, log).delayMillis(2), config);
+        // Slow acknowledgements (a crash during the wait loses them) and one failed attempt in 30.
+        RecordingPublisher publisher = new RecordingPublisher(instance, log).delayMillis(10)
+                .failing(e -> ThreadLocalRandom.current().nextInt(30) == 0);
+        OutboxRelay relay = new OutboxRelay(pool, publisher, config);
         relay.start();
         Running r = new Running(relay, pool);
         running.add(r);

@@ -14,8 +14,9 @@ import java.util.function.Predicate;
 
 /**
  * A test broker: acknowledges events into a {@link PublicationLog}, and can be switched "down"
- * (every event gets RETRY), made to fail or reject chosen events, slowed, or held inside a call
- * until the test opens a gate.
+ * (every event gets RETRY), made to fail or reject chosen events, held inside a call until the test
+ * opens a gate, or slowed: then its acknowledgements come back late, and a call interrupted while
+ * waiting for them reports RETRY for messages the broker already has, as after a crash.
  */
 final class RecordingPublisher implements Publisher {
     private final String name;
@@ -94,9 +95,6 @@ final class RecordingPublisher implements Publisher {
                 entered.countDown();
                 g.await(30, TimeUnit.SECONDS);
             }
-            if (delayMillis > 0) {
-                Thread.sleep(delayMillis);
-            }
             List<PublishResult> results = new ArrayList<>(events.size());
             for (OutboxEvent event : events) {
                 if (down) {
@@ -110,10 +108,14 @@ final class RecordingPublisher implements Publisher {
                     results.add(PublishResult.published());
                 }
             }
+            if (delayMillis > 0) {
+                // The broker has the messages; the acknowledgements take a while to come back.
+                Thread.sleep(delayMillis);
+            }
             return results;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return events.stream().map(e2 -> PublishResult.retry("interrupted")).toList();
+            return events.stream().map(e2 -> PublishResult.retry("interrupted before the acknowledgements")).toList();
         } finally {
             log.end(events);
         }
