@@ -1,7 +1,7 @@
 package dev.idempotency.outbox;
 
-import java.util.Comparator;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The lease thread calls {@link #maintain()}; the worker thread reads {@link #publishable()},
  * checks {@link #canPublish} before each publish call, drops partitions whose fenced writes failed
- * ({@link #drop}) and performs the releases that rebalancing asked for ({@link #releaseRequested()}),
+ * ({@link #drop}) and performs the releases that rebalancing asked for ({@link #releaseRequestedPartitions()}),
  * because a partition may only be given away between batches.
  */
 final class PartitionLeases {
@@ -84,7 +84,7 @@ final class PartitionLeases {
     }
 
     /**
-     * One lease cycle: heartbeat, renew what is held, then move toward a fair share
+     * One lease cycle: renew what is held, heartbeat, then move toward a fair share
      * (partitions / live instances, rounded up) by asking the worker to release the excess or by
      * taking free and expired partitions. Returns true when it acquired a partition.
      */
