@@ -35,7 +35,8 @@ class IdempotencyMigrationsTest {
         MigrateResult result = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 
         assertTrue(result.migrationsExecuted >= 1);
-        assertEquals(List.of("idempotency_keys", "idempotency_schema_history", "outbox_events"), tables());
+        assertEquals(List.of("idempotency_keys", "idempotency_schema_history", "outbox_events",
+                "outbox_relay_instances", "outbox_relay_partitions"), tables());
     }
 
     @Test

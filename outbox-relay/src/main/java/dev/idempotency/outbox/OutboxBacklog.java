@@ -1,0 +1,39 @@
+package dev.idempotency.outbox;
+
+import java.time.Duration;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.TemplateEngine;
+
+/**
+ * How far the relays are behind, for gauges: the number of pending events and the age of the oldest
+ * one, both read from the database (ages by the database clock). Each call is one query.
+ */
+public final class OutboxBacklog {
+    private final Jdbi jdbi;
+    private final String countPending;
+    private final String oldestPendingAge;
+
+    /** The backlog of the outbox in {@code schema} (validated like {@link OutboxRelayConfig#schema()}). */
+    public OutboxBacklog(DataSource dataSource, String schema) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        OutboxRelayConfig.requireValidSchema(schema);
+        this.jdbi = Jdbi.create(dataSource);
+        this.jdbi.setTemplateEngine(TemplateEngine.NOP);
+        this.countPending = RelaySql.render(RelaySql.COUNT_PENDING, schema);
+        this.oldestPendingAge = RelaySql.render(RelaySql.OLDEST_PENDING_AGE, schema);
+    }
+
+    /** Events not yet published nor dead-lettered (including those waiting for a retry). */
+    public long pendingCount() {
+        return jdbi.withHandle(h -> h.createQuery(countPending).mapTo(Long.class).one());
+    }
+
+    /** How long the oldest pending event has waited since it was written; zero when none is pending. */
+    public Duration oldestPendingAge() {
+        return jdbi.withHandle(h -> h.createQuery(oldestPendingAge).mapTo(Long.class).findOne())
+                .map(millis -> Duration.ofMillis(Math.max(0, millis)))
+                .orElse(Duration.ZERO);
+    }
+}

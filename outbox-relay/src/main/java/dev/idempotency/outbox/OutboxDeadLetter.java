@@ -1,0 +1,18 @@
+package dev.idempotency.outbox;
+
+import java.time.Instant;
+
+/**
+ * An outbox event the relay gave up on, as {@link OutboxDeadLetters#list(int)} shows it to operators.
+ *
+ * @param id the outbox id, also the message id it would be published with
+ * @param tenant the tenant that emitted it
+ * @param topic its destination
+ * @param partitionKey its partition key
+ * @param attempts publish attempts made (0 for a row that could not be decoded)
+ * @param lastError why it was dead-lettered
+ * @param createdAt when it was written (database clock)
+ */
+public record OutboxDeadLetter(long id, String tenant, String topic, String partitionKey, int attempts,
+                               String lastError, Instant createdAt) {
+}

@@ -1,0 +1,72 @@
+package dev.idempotency.outbox;
+
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.TemplateEngine;
+
+/**
+ * The operator's view of dead letters: lists them, and puts one or all back to pending with their
+ * attempts reset so a running relay publishes them again.
+ *
+ * <p>A requeued event is published after later events of its key that already went out while it
+ * was dead: requeueing trades that key's order for delivery, which is the operator's call.
+ */
+public final class OutboxDeadLetters {
+    /** Rows requeued per statement by {@link #requeueAll()}, so no statement locks many rows for long. */
+    private static final int REQUEUE_CHUNK = 1000;
+
+    private final Jdbi jdbi;
+    private final String list;
+    private final String requeueOne;
+    private final String requeueSome;
+    private final String count;
+
+    /** Dead letters of the outbox in {@code schema} (validated like {@link OutboxRelayConfig#schema()}). */
+    public OutboxDeadLetters(DataSource dataSource, String schema) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        OutboxRelayConfig.requireValidSchema(schema);
+        this.jdbi = Jdbi.create(dataSource);
+        this.jdbi.setTemplateEngine(TemplateEngine.NOP);
+        this.list = RelaySql.render(RelaySql.LIST_DEAD, schema);
+        this.requeueOne = RelaySql.render(RelaySql.REQUEUE_ONE, schema);
+        this.requeueSome = RelaySql.render(RelaySql.REQUEUE_SOME, schema);
+        this.count = RelaySql.render(RelaySql.COUNT_DEAD, schema);
+    }
+
+    /** Up to {@code limit} (1 to 10000) dead letters, oldest first. */
+    public List<OutboxDeadLetter> list(int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 10000 (was " + limit + ")");
+        }
+        return jdbi.withHandle(h -> h.createQuery(list)
+                .bind("limit", limit)
+                .map((rs, ctx) -> new OutboxDeadLetter(rs.getLong("id"), rs.getString("tenant_id"),
+                        rs.getString("topic"), rs.getString("partition_key"), rs.getInt("attempts"),
+                        rs.getString("last_error"), rs.getObject("created_at", OffsetDateTime.class).toInstant()))
+                .list());
+    }
+
+    /** How many events are dead-lettered. */
+    public long count() {
+        return jdbi.withHandle(h -> h.createQuery(count).mapTo(Long.class).one());
+    }
+
+    /** Puts dead letter {@code id} back to pending; false when no dead letter has that id. */
+    public boolean requeue(long id) {
+        return jdbi.withHandle(h -> h.createUpdate(requeueOne).bind("id", id).execute()) == 1;
+    }
+
+    /** Puts every dead letter back to pending, a thousand rows per statement; returns how many. */
+    public long requeueAll() {
+        long total = 0;
+        int changed;
+        do {
+            changed = jdbi.withHandle(h -> h.createUpdate(requeueSome).bind("limit", REQUEUE_CHUNK).execute());
+            total += changed;
+        } while (changed > 0);
+        return total;
+    }
+}

@@ -1,0 +1,300 @@
+package dev.idempotency.outbox;
+
+import dev.idempotency.core.outbox.Publisher;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatements;
+import org.jdbi.v3.core.statement.TemplateEngine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes committed outbox events through a {@link Publisher}, at least once and, per ordering key
+ * {@code (tenant, topic, partition key)}, in outbox id order, with any number of relays on one
+ * database. Events are only marked published after the broker acknowledged them, so a crash,
+ * database restart or broker outage at any point leads to a duplicate, never a loss; consumers drop
+ * duplicates by {@code OutboxEvent.messageId()}.
+ *
+ * <h2>How work is split</h2>
+ * The outbox is split into {@link OutboxRelayConfig#partitions()} virtual partitions by the hash of
+ * the ordering key. Each relay heartbeats, renews its partition leases (database clock) every
+ * {@link OutboxRelayConfig#renewalInterval()}, and moves toward a fair share: it releases excess
+ * partitions between batches and takes free ones, or those whose lease ran out, which is how a dead
+ * relay's partitions are taken over within about {@code leaseDuration + renewalInterval}. Every
+ * takeover increments the partition's epoch. No transaction or row lock is held while a broker
+ * call is outstanding: claims are plain reads and every write is a single autocommit statement.
+ *
+ * <h2>Batches</h2>
+ * A batch takes the next ordering keys of the held partitions that have pending events, in a
+ * circle over their hashes (so every key gets its turn, whatever the backlog of another), and for
+ * each key its first {@link OutboxRelayConfig#maxEventsPerKey()} events in id order, skipping keys
+ * whose earliest pending event waits for a retry. It is published in waves of at most one event per
+ * key (a key's next event only after the broker acknowledged the previous one), with the broker's
+ * acknowledgements of a wave awaited together, then marked with one statement per outcome.
+ *
+ * <h2>Fencing, and the window that remains</h2>
+ * Every write to claimed events (published, failed, dead) is one statement that also checks that
+ * this relay still holds the partition with the epoch it claimed under and an unexpired lease; when
+ * that check fails the relay drops the partition and the new owner publishes the events again.
+ * Before each publish call the relay also checks, on the local monotonic clock, that the lease
+ * outlasts a whole publish call plus a safety margin ({@link OutboxRelayConfig#leaseSafetyMargin()}),
+ * measured from before the renewal was sent; a relay that was paused finds its deadline passed and
+ * stops publishing. What remains: brokers do not check our epochs, so a pause that starts after that
+ * local check and lasts beyond the lease (or a publisher that overruns the publish timeout, whose call
+ * the relay abandons but cannot recall) can still let an old owner's message reach the broker after
+ * the new owner started on the same partition. Such a message is always a copy of an event whose
+ * predecessors of its key were already published (or dead-lettered), so the order of first
+ * publications per key holds and
+ * consumers that deduplicate by message id see no difference; a consumer that does not deduplicate
+ * may see that event twice, the second time after later events of its key.
+ *
+ * <h2>Retries and dead letters</h2>
+ * An event whose attempt fails is retried with exponential backoff and jitter; only later events of
+ * its own key wait behind it. After {@link OutboxRelayConfig#maxAttempts()} attempts, at once when
+ * the publisher rejects it, or when the row cannot be decoded, it is dead-lettered with its last
+ * error and its key goes on; {@link OutboxDeadLetters} lists and requeues dead letters.
+ *
+ * <h2>Waking up</h2>
+ * The relay polls adaptively ({@link OutboxRelayConfig#idlePollMin()} doubling up to
+ * {@link OutboxRelayConfig#idlePollMax()}); {@link #wakeUp()} is the in-process signal an executor
+ * in the same JVM calls after a commit that wrote outbox events. {@code LISTEN/NOTIFY} is not used:
+ * a transaction that issues {@code NOTIFY} takes a database-wide lock at commit.
+ *
+ * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls) and uses at
+ * most two connections of the given pool at a time; a pool of its own (or room for those two in a
+ * shared one) keeps lease renewals from queueing behind other work. It closes neither the data
+ * source nor the publisher. A relay starts once; after {@link #stop()} make a new one.
+ */
+public final class OutboxRelay implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
+
+    private enum State { NEW, RUNNING, STOPPING, STOPPED }
+
+    private final OutboxRelayConfig config;
+    private final PartitionLeases leases;
+    private final OutboxDispatcher dispatcher;
+    private final TimeLimitedPublisher publisher;
+    private final IdleWait idle;
+    private final ScheduledExecutorService leaseKeeper;
+    private final Thread worker;
+    private State state = State.NEW;
+    private volatile boolean stopping;
+    private volatile boolean halted;
+    private int leaseFailures;
+
+    /** A relay that reports nothing to a listener. */
+    public OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config) {
+        this(dataSource, publisher, config, OutboxRelayListener.NONE);
+    }
+
+    /** A relay over the outbox tables in {@code config.schema()} of {@code dataSource}, publishing through {@code publisher}. */
+    public OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config, OutboxRelayListener listener) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        Objects.requireNonNull(publisher, "publisher");
+        this.config = Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(listener, "listener");
+        Jdbi jdbi = jdbi(dataSource, config);
+        String id = config.instanceId();
+        this.leases = new PartitionLeases(jdbi, config);
+        this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
+        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener);
+        this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
+        this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
+        this.worker = daemon(this::work, "outbox-relay-worker-" + id);
+    }
+
+    /** Jdbi over the pool: SQL is pre-rendered (no templating), and no statement outlives a lease. */
+    static Jdbi jdbi(DataSource dataSource, OutboxRelayConfig config) {
+        Jdbi jdbi = Jdbi.create(dataSource);
+        jdbi.setTemplateEngine(TemplateEngine.NOP);
+        jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) Math.max(1, config.leaseDuration().toSeconds()));
+        return jdbi;
+    }
+
+    /**
+     * Checks the partition table (creating its rows on first use) and starts the threads. Fails, and
+     * starts nothing, when the database is unreachable or holds another partition count.
+     */
+    public synchronized void start() {
+        if (state != State.NEW) {
+            throw new IllegalStateException("relay " + config.instanceId() + " was already started");
+        }
+        leases.prepare();
+        state = State.RUNNING;
+        leaseKeeper.scheduleWithFixedDelay(this::keepLeases, 0, config.renewalInterval().toNanos(), TimeUnit.NANOSECONDS);
+        worker.start();
+        log.info("outbox relay started: {}", config);
+    }
+
+    /** Ends the current idle wait so committed events are claimed now. Cheap; safe from any thread. */
+    public void wakeUp() {
+        idle.wakeUp();
+    }
+
+    /**
+     * Graceful stop: finishes and marks the batch in flight, releases this relay's partitions so
+     * another instance takes them at once, and returns. If the batch does not finish within
+     * {@code leaseDuration + maxEventsPerKey * publishTimeout}, the relay gives up waiting and leaves
+     * its leases to lapse instead of releasing partitions it may still be publishing. Returns at once
+     * when the relay was never started or is already stopping or stopped.
+     */
+    public void stop() {
+        synchronized (this) {
+            if (state == State.NEW) {
+                state = State.STOPPED;
+                leaseKeeper.shutdownNow();
+                publisher.shutdown();
+            }
+            if (state != State.RUNNING) {
+                return;
+            }
+            state = State.STOPPING;
+        }
+        leases.stopAcquiring();
+        stopping = true;
+        idle.wakeUp();
+        Duration bound = config.leaseDuration().plus(config.publishTimeout().multipliedBy(config.maxEventsPerKey()));
+        boolean finished = join(worker, bound);
+        leaseKeeper.shutdown();
+        awaitTermination(leaseKeeper, config.leaseDuration());
+        if (finished) {
+            try {
+                leases.releaseAll();
+            } catch (RuntimeException e) {
+                log.warn("relay {} could not release its partitions; they lapse after {}",
+                        config.instanceId(), config.leaseDuration(), e);
+            }
+        } else {
+            log.warn("relay {} did not finish its batch within {}; its partitions lapse after {}",
+                    config.instanceId(), bound, config.leaseDuration());
+            worker.interrupt();
+        }
+        try {
+            leases.deregister();
+        } catch (RuntimeException e) {
+            log.warn("relay {} could not remove its heartbeat row", config.instanceId(), e);
+        }
+        publisher.shutdown();
+        synchronized (this) {
+            state = State.STOPPED;
+        }
+        log.info("outbox relay {} stopped", config.instanceId());
+    }
+
+    /** Same as {@link #stop()}. */
+    @Override
+    public void close() {
+        stop();
+    }
+
+    /** This relay's instance id. */
+    public String instanceId() {
+        return config.instanceId();
+    }
+
+    /** The virtual partitions this relay holds right now. */
+    public Set<Integer> heldPartitions() {
+        return leases.held();
+    }
+
+    /**
+     * Stops at once, as a crash would: threads are interrupted, nothing more is published, released
+     * or deregistered, and the leases lapse after the lease duration. For tests of failover.
+     */
+    void halt() {
+        synchronized (this) {
+            state = State.STOPPED;
+        }
+        halted = true;
+        leases.forgetAll();
+        leaseKeeper.shutdownNow();
+        worker.interrupt();
+        publisher.shutdown();
+        join(worker, Duration.ofSeconds(10));
+        awaitTermination(leaseKeeper, Duration.ofSeconds(10));
+    }
+
+    private void keepLeases() {
+        if (halted) {
+            return;
+        }
+        try {
+            if (leases.maintain() || leases.releaseRequested()) {
+                idle.wakeUp();
+            }
+            leaseFailures = 0;
+        } catch (RuntimeException e) {
+            logFailure(++leaseFailures, "could not renew its leases (retrying in " + config.renewalInterval() + ")", e);
+        }
+    }
+
+    private void work() {
+        int failures = 0;
+        while (!stopping && !halted) {
+            try {
+                if (leases.releaseRequested()) {
+                    leases.releaseRequestedPartitions();
+                }
+                if (dispatcher.dispatchBatch() == 0) {
+                    idle.await();
+                } else {
+                    idle.reset();
+                }
+                failures = 0;
+            } catch (InterruptedException e) {
+                if (!halted) {
+                    log.warn("relay {} worker interrupted; stopping it", config.instanceId());
+                }
+                return;
+            } catch (RuntimeException e) {
+                if (halted) {
+                    return;
+                }
+                logFailure(++failures, "batch failed (retrying in up to " + config.idlePollMax() + ")", e);
+                try {
+                    idle.awaitAfterError();
+                } catch (InterruptedException interrupted) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /** The first failure in a row is logged with its stack trace; the rest of an outage in one line each. */
+    private void logFailure(int inARow, String what, RuntimeException e) {
+        if (inARow == 1) {
+            log.warn("relay {} {}", config.instanceId(), what, e);
+        } else {
+            log.warn("relay {} {} ({} failures in a row): {}", config.instanceId(), what, inARow, e.toString());
+        }
+    }
+
+    private static Thread daemon(Runnable task, String name) {
+        Thread thread = new Thread(task, name);
+        thread.setDaemon(true);
+        return thread;
+    }
+
+    private static boolean join(Thread thread, Duration bound) {
+        try {
+            thread.join(Math.max(1, bound.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
+    }
+
+    private static void awaitTermination(ScheduledExecutorService executor, Duration bound) {
+        try {
+            executor.awaitTermination(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

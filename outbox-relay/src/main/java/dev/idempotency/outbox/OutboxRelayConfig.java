@@ -1,0 +1,289 @@
+package dev.idempotency.outbox;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * Immutable, validated settings of an {@link OutboxRelay}. Build with {@link #builder()}; invalid
+ * values fail at {@link Builder#build()} with a message naming the setting, not at the first batch.
+ *
+ * <p>Every relay on one database must use the same {@link #partitions()}; the other settings may
+ * differ between instances.
+ */
+public final class OutboxRelayConfig {
+    /** Lower-case SQL identifiers only, so a schema name never needs more than plain double quotes. */
+    private static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    private static final int MAX_INSTANCE_ID_LENGTH = 200;
+
+    private final String schema;
+    private final String instanceId;
+    private final int partitions;
+    private final int batchSize;
+    private final int maxEventsPerKey;
+    private final Duration leaseDuration;
+    private final Duration renewalInterval;
+    private final Duration publishTimeout;
+    private final Duration idlePollMin;
+    private final Duration idlePollMax;
+    private final int maxAttempts;
+    private final Duration backoffBase;
+    private final Duration backoffMax;
+
+    private OutboxRelayConfig(Builder b) {
+        this.schema = b.schema;
+        this.instanceId = b.instanceId;
+        this.partitions = b.partitions;
+        this.batchSize = b.batchSize;
+        this.maxEventsPerKey = b.maxEventsPerKey;
+        this.leaseDuration = b.leaseDuration;
+        this.renewalInterval = b.renewalInterval;
+        this.publishTimeout = b.publishTimeout;
+        this.idlePollMin = b.idlePollMin;
+        this.idlePollMax = b.idlePollMax;
+        this.maxAttempts = b.maxAttempts;
+        this.backoffBase = b.backoffBase;
+        this.backoffMax = b.backoffMax;
+    }
+
+    /** A builder holding the defaults; each setter says its default and its bounds. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The schema holding the outbox and relay tables (the one the migrations were applied to). */
+    public String schema() {
+        return schema;
+    }
+
+    /** This relay's name in the lease tables; unique per running relay. */
+    public String instanceId() {
+        return instanceId;
+    }
+
+    /** Number of virtual partitions the outbox is split into; the same for every relay on the database. */
+    public int partitions() {
+        return partitions;
+    }
+
+    /** Most events claimed, published and marked as one batch. */
+    public int batchSize() {
+        return batchSize;
+    }
+
+    /** Most events of one ordering key in one batch, so that a long backlog of one key cannot fill every batch. */
+    public int maxEventsPerKey() {
+        return maxEventsPerKey;
+    }
+
+    /** How long a partition lease lasts after its last renewal (database clock); bounds how long a dead relay's work waits. */
+    public Duration leaseDuration() {
+        return leaseDuration;
+    }
+
+    /** How often the relay heartbeats, renews its leases and rebalances partitions. */
+    public Duration renewalInterval() {
+        return renewalInterval;
+    }
+
+    /** Longest a single {@code Publisher.publish} call may take; its events are retried after it. */
+    public Duration publishTimeout() {
+        return publishTimeout;
+    }
+
+    /** First wait after a poll found nothing to publish; it doubles while the outbox stays idle. */
+    public Duration idlePollMin() {
+        return idlePollMin;
+    }
+
+    /** Longest wait between polls of an idle outbox (a {@link OutboxRelay#wakeUp()} cuts it short). */
+    public Duration idlePollMax() {
+        return idlePollMax;
+    }
+
+    /** Publish attempts after which a failing event is dead-lettered with its last error. */
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /** Delay before the first retry; each further retry doubles it (with jitter) up to {@link #backoffMax()}. */
+    public Duration backoffBase() {
+        return backoffBase;
+    }
+
+    /** Longest delay between two attempts of one event. */
+    public Duration backoffMax() {
+        return backoffMax;
+    }
+
+    /**
+     * Time kept free at the end of a lease: the relay stops publishing a partition once less than
+     * {@code publishTimeout + leaseSafetyMargin} of its lease is left by the local monotonic clock.
+     * It is a tenth of the lease, for clock-rate drift between this host and the database.
+     */
+    public Duration leaseSafetyMargin() {
+        return leaseDuration.dividedBy(10);
+    }
+
+    @Override
+    public String toString() {
+        return "OutboxRelayConfig{schema=" + schema + ", instanceId=" + instanceId + ", partitions=" + partitions
+                + ", batchSize=" + batchSize + ", maxEventsPerKey=" + maxEventsPerKey
+                + ", leaseDuration=" + leaseDuration + ", renewalInterval=" + renewalInterval
+                + ", publishTimeout=" + publishTimeout + ", idlePollMin=" + idlePollMin
+                + ", idlePollMax=" + idlePollMax + ", maxAttempts=" + maxAttempts
+                + ", backoffBase=" + backoffBase + ", backoffMax=" + backoffMax + "}";
+    }
+
+    /** Validates a schema name by the rule every relay class uses; returns it. */
+    static String requireValidSchema(String schema) {
+        if (schema == null || !SCHEMA_NAME.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
+                    + SCHEMA_NAME.pattern() + " (was " + schema + ")");
+        }
+        return schema;
+    }
+
+    /** Mutable builder for {@link OutboxRelayConfig}. */
+    public static final class Builder {
+        private String schema = "idempotency";
+        private String instanceId = "relay-" + UUID.randomUUID();
+        private int partitions = 32;
+        private int batchSize = 100;
+        private int maxEventsPerKey = 10;
+        private Duration leaseDuration = Duration.ofSeconds(30);
+        private Duration renewalInterval = Duration.ofSeconds(5);
+        private Duration publishTimeout = Duration.ofSeconds(10);
+        private Duration idlePollMin = Duration.ofMillis(50);
+        private Duration idlePollMax = Duration.ofSeconds(1);
+        private int maxAttempts = 20;
+        private Duration backoffBase = Duration.ofSeconds(1);
+        private Duration backoffMax = Duration.ofMinutes(5);
+
+        private Builder() {
+        }
+
+        /** The schema the migrations were applied to; default {@code idempotency}. */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** This relay's unique name (e.g. the pod name); default {@code relay-<random UUID>}. At most 200 characters. */
+        public Builder instanceId(String instanceId) {
+            this.instanceId = instanceId;
+            return this;
+        }
+
+        /** Virtual partitions, 1 to 4096; default 32. Must match every other relay on the database. */
+        public Builder partitions(int partitions) {
+            this.partitions = partitions;
+            return this;
+        }
+
+        /** Events per batch, 1 to 10000; default 100. */
+        public Builder batchSize(int batchSize) {
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /** Events of one ordering key per batch, 1 to batchSize; default 10. */
+        public Builder maxEventsPerKey(int maxEventsPerKey) {
+            this.maxEventsPerKey = maxEventsPerKey;
+            return this;
+        }
+
+        /**
+         * Partition lease length, at least 1 s; default 30 s. It must exceed
+         * {@code renewalInterval + publishTimeout + leaseDuration / 10}.
+         */
+        public Builder leaseDuration(Duration leaseDuration) {
+            this.leaseDuration = leaseDuration;
+            return this;
+        }
+
+        /** Heartbeat and lease renewal period, at least 10 ms; default 5 s. */
+        public Builder renewalInterval(Duration renewalInterval) {
+            this.renewalInterval = renewalInterval;
+            return this;
+        }
+
+        /** Longest publish call, at least 1 ms; default 10 s. */
+        public Builder publishTimeout(Duration publishTimeout) {
+            this.publishTimeout = publishTimeout;
+            return this;
+        }
+
+        /** First idle wait, at least 1 ms; default 50 ms. */
+        public Builder idlePollMin(Duration idlePollMin) {
+            this.idlePollMin = idlePollMin;
+            return this;
+        }
+
+        /** Longest idle wait, at least idlePollMin and at most 1 hour; default 1 s. */
+        public Builder idlePollMax(Duration idlePollMax) {
+            this.idlePollMax = idlePollMax;
+            return this;
+        }
+
+        /** Attempts before dead-lettering, 1 to 1000; default 20. */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** First retry delay, at least 1 ms; default 1 s. */
+        public Builder backoffBase(Duration backoffBase) {
+            this.backoffBase = backoffBase;
+            return this;
+        }
+
+        /** Largest retry delay, at least backoffBase and at most 7 days; default 5 minutes. */
+        public Builder backoffMax(Duration backoffMax) {
+            this.backoffMax = backoffMax;
+            return this;
+        }
+
+        /** Validates and freezes the settings. */
+        public OutboxRelayConfig build() {
+            requireValidSchema(schema);
+            if (instanceId == null || instanceId.isBlank() || instanceId.length() > MAX_INSTANCE_ID_LENGTH
+                    || instanceId.chars().anyMatch(Character::isISOControl)) {
+                throw new IllegalArgumentException("instanceId must be non-blank, at most " + MAX_INSTANCE_ID_LENGTH
+                        + " characters, without control characters (was " + instanceId + ")");
+            }
+            requireBetween("partitions", partitions, 1, 4096);
+            requireBetween("batchSize", batchSize, 1, 10_000);
+            requireBetween("maxEventsPerKey", maxEventsPerKey, 1, batchSize);
+            requireBetween("maxAttempts", maxAttempts, 1, 1000);
+            requireBetween("leaseDuration", leaseDuration, Duration.ofSeconds(1), Duration.ofHours(1));
+            requireBetween("renewalInterval", renewalInterval, Duration.ofMillis(10), Duration.ofHours(1));
+            requireBetween("publishTimeout", publishTimeout, Duration.ofMillis(1), Duration.ofHours(1));
+            requireBetween("idlePollMin", idlePollMin, Duration.ofMillis(1), Duration.ofHours(1));
+            requireBetween("idlePollMax", idlePollMax, idlePollMin, Duration.ofHours(1));
+            requireBetween("backoffBase", backoffBase, Duration.ofMillis(1), Duration.ofDays(7));
+            requireBetween("backoffMax", backoffMax, backoffBase, Duration.ofDays(7));
+            Duration needed = renewalInterval.plus(publishTimeout).plus(leaseDuration.dividedBy(10));
+            if (needed.compareTo(leaseDuration) > 0) {
+                throw new IllegalArgumentException("leaseDuration (" + leaseDuration + ") must be at least renewalInterval ("
+                        + renewalInterval + ") + publishTimeout (" + publishTimeout + ") + a tenth of itself, so that"
+                        + " a publish call started under a renewed lease ends before the lease can lapse");
+            }
+            return new OutboxRelayConfig(this);
+        }
+
+        private static void requireBetween(String name, int value, int min, int max) {
+            if (value < min || value > max) {
+                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + " (was " + value + ")");
+            }
+        }
+
+        private static void requireBetween(String name, Duration value, Duration min, Duration max) {
+            Objects.requireNonNull(value, name);
+            if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + " (was " + value + ")");
+            }
+        }
+    }
+}

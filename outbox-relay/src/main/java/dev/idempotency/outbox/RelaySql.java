@@ -1,0 +1,240 @@
+package dev.idempotency.outbox;
+
+/**
+ * Every SQL statement of the relay, in one place. {@code {schema}} stands for the validated, quoted
+ * schema name ({@link #render}); {@code :name} are Jdbi bind parameters. Each statement is a single
+ * autocommit statement: no transaction spans a broker call, and every lease decision is atomic.
+ */
+final class RelaySql {
+    private RelaySql() {
+    }
+
+    /** Replaces {@code {schema}} with the schema name, double-quoted; the name must already be validated. */
+    static String render(String sql, String schema) {
+        return sql.replace("{schema}", "\"" + OutboxRelayConfig.requireValidSchema(schema) + "\"");
+    }
+
+    // ---- partition leases -------------------------------------------------------------------
+
+    /** Serializes relay start-ups' look at the partition table (running relays' lease updates wait milliseconds). */
+    static final String LOCK_PARTITIONS = """
+            LOCK TABLE {schema}.outbox_relay_partitions IN SHARE ROW EXCLUSIVE MODE""";
+
+    /** Creates partitions 0 .. :partitions - 1 when the table is empty (the first relay on the database). */
+    static final String CREATE_PARTITIONS = """
+            INSERT INTO {schema}.outbox_relay_partitions (partition_no)
+            SELECT generate_series(0, :partitions - 1)
+            WHERE NOT EXISTS (SELECT 1 FROM {schema}.outbox_relay_partitions)""";
+
+    /** How many partition rows exist, to refuse a relay configured with another count. */
+    static final String COUNT_PARTITIONS = """
+            SELECT count(*) FROM {schema}.outbox_relay_partitions""";
+
+    /** Records this instance's heartbeat, deletes dead instances' rows, and counts live instances (itself included). */
+    static final String HEARTBEAT = """
+            WITH beat AS (
+                INSERT INTO {schema}.outbox_relay_instances (instance_id, heartbeat_at, expires_at)
+                VALUES (:instance, now(), now() + :leaseMillis * interval '1 millisecond')
+                ON CONFLICT (instance_id) DO UPDATE
+                    SET heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at
+            ), dead AS (
+                DELETE FROM {schema}.outbox_relay_instances
+                WHERE instance_id IN (SELECT instance_id FROM {schema}.outbox_relay_instances
+                                      WHERE expires_at <= now() AND instance_id <> :instance
+                                      FOR UPDATE SKIP LOCKED)
+            )
+            SELECT count(*) + 1 FROM {schema}.outbox_relay_instances
+            WHERE expires_at > now() AND instance_id <> :instance""";
+
+    /** Removes this instance's heartbeat row at a graceful stop, so the others rebalance at once. */
+    static final String DEREGISTER = """
+            DELETE FROM {schema}.outbox_relay_instances WHERE instance_id = :instance""";
+
+    /**
+     * Takes up to :wanted partitions that are free or whose lease has run out, incrementing each
+     * one's epoch; rows another instance is taking at this moment are skipped, not waited for.
+     */
+    static final String ACQUIRE = """
+            WITH free AS (
+                SELECT partition_no FROM {schema}.outbox_relay_partitions
+                WHERE owner_id IS NULL OR lease_expires_at <= now()
+                ORDER BY partition_no
+                LIMIT :wanted
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE {schema}.outbox_relay_partitions p
+            SET owner_id = :instance, epoch = p.epoch + 1,
+                lease_expires_at = now() + :leaseMillis * interval '1 millisecond'
+            FROM free
+            WHERE p.partition_no = free.partition_no
+            RETURNING p.partition_no, p.epoch""";
+
+    /** Extends the leases this instance still holds with the same epoch and that have not run out; returns them. */
+    static final String RENEW = """
+            UPDATE {schema}.outbox_relay_partitions p
+            SET lease_expires_at = now() + :leaseMillis * interval '1 millisecond'
+            FROM unnest(:partitionNos, :epochs) AS held(partition_no, epoch)
+            WHERE p.partition_no = held.partition_no AND p.epoch = held.epoch
+              AND p.owner_id = :instance AND p.lease_expires_at > now()
+            RETURNING p.partition_no, p.epoch""";
+
+    /** Gives up leases this instance holds with these epochs, so another instance may take them at once. */
+    static final String RELEASE = """
+            UPDATE {schema}.outbox_relay_partitions p
+            SET owner_id = NULL, lease_expires_at = NULL
+            FROM unnest(:partitionNos, :epochs) AS held(partition_no, epoch)
+            WHERE p.partition_no = held.partition_no AND p.epoch = held.epoch AND p.owner_id = :instance
+            RETURNING p.partition_no""";
+
+    // ---- events ----------------------------------------------------------------------------
+
+    /**
+     * Up to :limit distinct ordering hashes that have pending events, in hash order from :from on,
+     * with their partitions. A loose index scan: one index probe per hash, however many events it
+     * has, so a key with a long backlog costs no more to pass over than a key with one event.
+     */
+    static final String PENDING_KEYS = """
+            WITH RECURSIVE pending_keys(ordering_hash, visited) AS (
+                (SELECT ordering_hash, 1 FROM {schema}.outbox_events
+                 WHERE status = 'pending' AND ordering_hash >= :from
+                 ORDER BY ordering_hash
+                 LIMIT 1)
+              UNION ALL
+                SELECT later.ordering_hash, pending_keys.visited + 1
+                FROM pending_keys CROSS JOIN LATERAL (
+                    SELECT e.ordering_hash FROM {schema}.outbox_events e
+                    WHERE e.status = 'pending' AND e.ordering_hash > pending_keys.ordering_hash
+                    ORDER BY e.ordering_hash
+                    LIMIT 1) later
+                WHERE pending_keys.visited < :limit
+            )
+            SELECT ordering_hash, (ordering_hash & 2147483647) % :partitions AS partition_no
+            FROM pending_keys
+            ORDER BY ordering_hash""";
+
+    /**
+     * The batch: for each given ordering hash its first :maxPerKey pending events in id order, less
+     * every event at or behind a not-yet-due event of its key; first events of every key before
+     * second ones, at most :batchSize, returned in id order. age_millis is now() - created_at.
+     */
+    static final String PENDING_EVENTS = """
+            SELECT * FROM (
+                SELECT * FROM (
+                    SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
+                           e.headers::text AS headers, e.created_at, e.attempts,
+                           (e.ordering_hash & 2147483647) % :partitions AS partition_no,
+                           (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
+                           bool_and(e.next_attempt_at <= now())
+                               OVER (PARTITION BY e.tenant_id, e.topic, e.partition_key ORDER BY e.id) AS due,
+                           row_number() OVER (PARTITION BY e.ordering_hash ORDER BY e.id) AS place
+                    FROM unnest(:hashes) AS k(ordering_hash)
+                    CROSS JOIN LATERAL (
+                        SELECT * FROM {schema}.outbox_events o
+                        WHERE o.status = 'pending' AND o.ordering_hash = k.ordering_hash
+                        ORDER BY o.id
+                        LIMIT :maxPerKey) e
+                ) fetched
+                WHERE due
+                ORDER BY place, id
+                LIMIT :batchSize
+            ) batch
+            ORDER BY id""";
+
+    /**
+     * Marks events published, but only those in partitions this instance still holds with the
+     * claimed epoch and an unexpired lease; returns the partitions that passed that check.
+     */
+    static final String MARK_PUBLISHED = """
+            WITH held AS (
+                SELECT p.partition_no FROM {schema}.outbox_relay_partitions p
+                JOIN unnest(:partitionNos, :epochs) AS claimed(partition_no, epoch)
+                  ON claimed.partition_no = p.partition_no AND claimed.epoch = p.epoch
+                WHERE p.owner_id = :instance AND p.lease_expires_at > now()
+            ), marked AS (
+                UPDATE {schema}.outbox_events e
+                SET status = 'published', published_at = now()
+                FROM held
+                WHERE e.id = ANY(:ids) AND e.status = 'pending'
+                  AND (e.ordering_hash & 2147483647) % :partitions = held.partition_no
+            )
+            SELECT partition_no FROM held""";
+
+    /**
+     * Records failed attempts (fenced like {@link #MARK_PUBLISHED}): attempts + 1, the next attempt
+     * after the given delay, the last error. Returns the partitions that passed the fence.
+     */
+    static final String RECORD_FAILURES = """
+            WITH held AS (
+                SELECT p.partition_no FROM {schema}.outbox_relay_partitions p
+                JOIN unnest(:partitionNos, :epochs) AS claimed(partition_no, epoch)
+                  ON claimed.partition_no = p.partition_no AND claimed.epoch = p.epoch
+                WHERE p.owner_id = :instance AND p.lease_expires_at > now()
+            ), marked AS (
+                UPDATE {schema}.outbox_events e
+                SET attempts = e.attempts + 1,
+                    next_attempt_at = now() + failed.delay_millis * interval '1 millisecond',
+                    last_error = failed.error
+                FROM held, unnest(:ids, :delayMillis, :errors) AS failed(id, delay_millis, error)
+                WHERE e.id = failed.id AND e.status = 'pending'
+                  AND (e.ordering_hash & 2147483647) % :partitions = held.partition_no
+            )
+            SELECT partition_no FROM held""";
+
+    /**
+     * Dead-letters events (fenced like {@link #MARK_PUBLISHED}) with their error; attempts grows by
+     * the given increment (0 for a row that could not be decoded). Returns the partitions that passed.
+     */
+    static final String DEAD_LETTER = """
+            WITH held AS (
+                SELECT p.partition_no FROM {schema}.outbox_relay_partitions p
+                JOIN unnest(:partitionNos, :epochs) AS claimed(partition_no, epoch)
+                  ON claimed.partition_no = p.partition_no AND claimed.epoch = p.epoch
+                WHERE p.owner_id = :instance AND p.lease_expires_at > now()
+            ), marked AS (
+                UPDATE {schema}.outbox_events e
+                SET status = 'dead', attempts = e.attempts + dead.increment, last_error = dead.error
+                FROM held, unnest(:ids, :increments, :errors) AS dead(id, increment, error)
+                WHERE e.id = dead.id AND e.status = 'pending'
+                  AND (e.ordering_hash & 2147483647) % :partitions = held.partition_no
+            )
+            SELECT partition_no FROM held""";
+
+    // ---- operators -------------------------------------------------------------------------
+
+    /** Dead letters, oldest first. */
+    static final String LIST_DEAD = """
+            SELECT id, tenant_id, topic, partition_key, attempts, last_error, created_at
+            FROM {schema}.outbox_events
+            WHERE status = 'dead'
+            ORDER BY id
+            LIMIT :limit""";
+
+    /** Puts one dead letter back to pending with its attempts reset; its last error stays for reference. */
+    static final String REQUEUE_ONE = """
+            UPDATE {schema}.outbox_events
+            SET status = 'pending', attempts = 0, next_attempt_at = now()
+            WHERE id = :id AND status = 'dead'""";
+
+    /** Puts up to :limit dead letters back to pending (called until it changes none, so locks stay short). */
+    static final String REQUEUE_SOME = """
+            UPDATE {schema}.outbox_events
+            SET status = 'pending', attempts = 0, next_attempt_at = now()
+            WHERE id IN (SELECT id FROM {schema}.outbox_events WHERE status = 'dead' ORDER BY id LIMIT :limit)
+              AND status = 'dead'""";
+
+    /** How many events wait to be published. */
+    static final String COUNT_PENDING = """
+            SELECT count(*) FROM {schema}.outbox_events WHERE status = 'pending'""";
+
+    /** Age of the oldest pending event in milliseconds (database clock), or no row when none is pending. */
+    static final String OLDEST_PENDING_AGE = """
+            SELECT (extract(epoch FROM now() - created_at) * 1000)::bigint
+            FROM {schema}.outbox_events
+            WHERE status = 'pending'
+            ORDER BY id
+            LIMIT 1""";
+
+    /** How many events are dead-lettered. */
+    static final String COUNT_DEAD = """
+            SELECT count(*) FROM {schema}.outbox_events WHERE status = 'dead'""";
+}

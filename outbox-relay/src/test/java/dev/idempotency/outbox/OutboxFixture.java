@@ -1,0 +1,196 @@
+package dev.idempotency.outbox;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.testing.TestDatabase;
+import dev.idempotency.testing.TestSchema;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+import javax.sql.DataSource;
+
+/**
+ * A test's own schema with the migrations applied, plain-SQL access to the outbox and relay tables,
+ * and relay settings short enough for tests. Closing it drops the schema.
+ */
+final class OutboxFixture implements AutoCloseable {
+    private final TestSchema schema;
+
+    private OutboxFixture(TestSchema schema) {
+        this.schema = schema;
+    }
+
+    static OutboxFixture create(String prefix) {
+        TestSchema schema = TestDatabase.get().newSchema(prefix, 4);
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+        return new OutboxFixture(schema);
+    }
+
+    String schema() {
+        return schema.name();
+    }
+
+    DataSource dataSource() {
+        return schema.dataSource();
+    }
+
+    /** A pool of its own for one relay instance, as a separate process would have. */
+    com.zaxxer.hikari.HikariDataSource newPool(int size) {
+        return schema.newPool(size);
+    }
+
+    /** Settings for tests: 8 partitions, 3 s leases renewed every 300 ms, quick polls and retries. */
+    OutboxRelayConfig.Builder config(String instanceId) {
+        return OutboxRelayConfig.builder()
+                .schema(schema.name())
+                .instanceId(instanceId)
+                .partitions(8)
+                .batchSize(50)
+                .maxEventsPerKey(10)
+                .leaseDuration(Duration.ofSeconds(3))
+                .renewalInterval(Duration.ofMillis(300))
+                .publishTimeout(Duration.ofSeconds(1))
+                .idlePollMin(Duration.ofMillis(10))
+                .idlePollMax(Duration.ofMillis(200))
+                .backoffBase(Duration.ofMillis(20))
+                .backoffMax(Duration.ofMillis(200))
+                .maxAttempts(1000);
+    }
+
+    long insert(String tenant, String topic, String partitionKey, String payloadJson) {
+        return insert(tenant, topic, partitionKey, payloadJson, "{}");
+    }
+
+    long insert(String tenant, String topic, String partitionKey, String payloadJson, String headersJson) {
+        try (Connection c = schema.dataSource().getConnection();
+             PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload, headers)"
+                     + " VALUES (?, ?, ?, ?::jsonb, ?::jsonb) RETURNING id")) {
+            ps.setString(1, tenant);
+            ps.setString(2, topic);
+            ps.setString(3, partitionKey);
+            ps.setString(4, payloadJson);
+            ps.setString(5, headersJson);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Inserts {@code count} events of one key in one statement (ids in order); returns their ids. */
+    List<Long> insertMany(String tenant, String topic, String partitionKey, int count) {
+        return longs("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                + " SELECT '" + tenant + "', '" + topic + "', '" + partitionKey + "', jsonb_build_object('n', n)"
+                + " FROM generate_series(1, " + count + ") n ORDER BY n RETURNING id");
+    }
+
+    String status(long id) {
+        return string("SELECT status FROM outbox_events WHERE id = " + id);
+    }
+
+    int attempts(long id) {
+        return (int) number("SELECT attempts FROM outbox_events WHERE id = " + id);
+    }
+
+    String lastError(long id) {
+        return string("SELECT last_error FROM outbox_events WHERE id = " + id);
+    }
+
+    long count(String where) {
+        return number("SELECT count(*) FROM outbox_events WHERE " + where);
+    }
+
+    /** Partition to owner of every partition whose lease is current. */
+    Map<Integer, String> owners() {
+        Map<Integer, String> owners = new TreeMap<>();
+        query("SELECT partition_no, owner_id FROM outbox_relay_partitions WHERE lease_expires_at > now()", rs -> {
+            owners.put(rs.getInt(1), rs.getString(2));
+        });
+        return owners;
+    }
+
+    /** The partition of an event, computed the way the relay does. */
+    int partitionOf(long id, int partitions) {
+        return (int) number("SELECT (ordering_hash & 2147483647) % " + partitions + " FROM outbox_events WHERE id = " + id);
+    }
+
+    void execute(String sql) {
+        try (Connection c = schema.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    long number(String sql) {
+        List<Long> values = longs(sql);
+        return values.isEmpty() ? 0 : values.get(0);
+    }
+
+    String string(String sql) {
+        List<String> values = new ArrayList<>();
+        query(sql, rs -> values.add(rs.getString(1)));
+        return values.isEmpty() ? null : values.get(0);
+    }
+
+    List<Long> longs(String sql) {
+        List<Long> values = new ArrayList<>();
+        query(sql, rs -> values.add(rs.getLong(1)));
+        return values;
+    }
+
+    private interface RowConsumer {
+        void accept(ResultSet rs) throws SQLException;
+    }
+
+    private void query(String sql, RowConsumer consumer) {
+        try (Connection c = schema.dataSource().getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                consumer.accept(rs);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Waits until every one of {@code ids} has {@code status}, at most {@code timeout}. */
+    void awaitStatus(Collection<Long> ids, String status, Duration timeout) {
+        String list = ids.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElse("0");
+        await(ids.size() + " events " + status, timeout,
+                () -> count("id IN (" + list + ") AND status = '" + status + "'") == ids.size());
+    }
+
+    /** Polls {@code condition} every 20 ms until it holds; fails the test after {@code timeout}. */
+    static void await(String what, Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("timed out after " + timeout + " waiting for: " + what);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                fail("interrupted waiting for: " + what);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        schema.close();
+    }
+}

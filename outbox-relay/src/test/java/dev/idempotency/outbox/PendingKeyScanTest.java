@@ -1,0 +1,74 @@
+package dev.idempotency.outbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class PendingKeyScanTest {
+    private OutboxFixture outbox;
+
+    @BeforeEach
+    void setUp() {
+        outbox = OutboxFixture.create("relay_key_scan");
+        for (int i = 0; i < 25; i++) {
+            outbox.insert("t", "orders", "key-" + i, "{}");
+            outbox.insert("t", "orders", "key-" + i, "{}");
+        }
+    }
+
+    @AfterEach
+    void tearDown() {
+        outbox.close();
+    }
+
+    private PendingKeyScan scan(int partitions) {
+        OutboxRelayConfig config = outbox.config("a").partitions(partitions).build();
+        return new PendingKeyScan(OutboxRelay.jdbi(outbox.dataSource(), config), config);
+    }
+
+    private List<Integer> hashes(String partitionFilter) {
+        return outbox.longs("SELECT DISTINCT ordering_hash FROM outbox_events WHERE " + partitionFilter
+                + " ORDER BY 1").stream().map(Long::intValue).toList();
+    }
+
+    @Test
+    void visitsEveryKeyWithPendingEventsInTurnGoingRoundInACircle() {
+        PendingKeyScan scan = scan(1);
+        List<Integer> all = hashes("true");
+        assertEquals(25, all.size());
+
+        List<Integer> chosen = new ArrayList<>();
+        for (int call = 0; call < 5; call++) {
+            chosen.addAll(scan.next(Set.of(0), 10, 10));
+            assertFalse(scan.lapCompleted(), "a call that filled its batch did not need the whole circle");
+        }
+
+        List<Integer> twice = new ArrayList<>(all);
+        twice.addAll(all);
+        assertEquals(twice, chosen, "each key once per lap, in hash order, resuming where the last call stopped");
+    }
+
+    @Test
+    void keepsOnlyKeysOfTheGivenPartitionsAndSaysWhenItWentAllTheWayRound() {
+        PendingKeyScan scan = scan(4);
+        List<Integer> owned = hashes("(ordering_hash & 2147483647) % 4 IN (1, 3)");
+        List<Integer> all = hashes("true");
+
+        assertEquals(owned, scan.next(Set.of(1, 3), 100, 100));
+        assertTrue(scan.lapCompleted(), "it reached the last key with room to spare");
+
+        List<Integer> firstSeven = all.subList(0, 7);
+        assertEquals(owned.stream().filter(firstSeven::contains).toList(), scan.next(Set.of(1, 3), 100, 7),
+                "a new lap starts from the first key; one query visits at most the budget");
+        assertFalse(scan.lapCompleted());
+    }
+}
