@@ -94,22 +94,34 @@ public final class PublisherSettings {
     /** A duration written as {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h} or ISO-8601 ({@code PT10S}). */
     public Optional<Duration> duration(String name) {
         return string(name).map(value -> {
-            Matcher matcher = SHORT_DURATION.matcher(value);
             try {
-                if (matcher.matches()) {
-                    long amount = Long.parseLong(matcher.group(1));
-                    return switch (matcher.group(2)) {
-                        case "ms" -> Duration.ofMillis(amount);
-                        case "s" -> Duration.ofSeconds(amount);
-                        case "m" -> Duration.ofMinutes(amount);
-                        default -> Duration.ofHours(amount);
-                    };
-                }
-                return Duration.parse(value);
-            } catch (NumberFormatException | ArithmeticException | DateTimeParseException e) {
+                return parseDuration(value);
+            } catch (IllegalArgumentException e) {
                 throw invalid(name, value, "a duration such as 500ms, 10s, 2m or PT10S");
             }
         });
+    }
+
+    /**
+     * Reads a duration written as {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h} or ISO-8601
+     * ({@code PT10S}); throws {@link IllegalArgumentException} for anything else.
+     */
+    public static Duration parseDuration(String value) {
+        Matcher matcher = SHORT_DURATION.matcher(value);
+        try {
+            if (matcher.matches()) {
+                long amount = Long.parseLong(matcher.group(1));
+                return switch (matcher.group(2)) {
+                    case "ms" -> Duration.ofMillis(amount);
+                    case "s" -> Duration.ofSeconds(amount);
+                    case "m" -> Duration.ofMinutes(amount);
+                    default -> Duration.ofHours(amount);
+                };
+            }
+            return Duration.parse(value);
+        } catch (NumberFormatException | ArithmeticException | DateTimeParseException e) {
+            throw new IllegalArgumentException("not a duration: " + value, e);
+        }
     }
 
     /** Every setting whose name starts with {@code prefix}, keyed by the rest of its name, in no particular order. */

@@ -1,0 +1,216 @@
+package dev.idempotency.outbox.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.outbox.Publisher;
+import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.jdbc.Sweeper;
+import dev.idempotency.outbox.OutboxBacklog;
+import dev.idempotency.outbox.OutboxDeadLetters;
+import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxRelayConfig;
+import dev.idempotency.outbox.publisher.Publishers;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import sun.misc.Signal;
+
+/**
+ * The background process: the relay publishing the outbox, the sweeper keeping the tables clean,
+ * and metrics and health over HTTP, until SIGTERM or SIGINT, on which it finishes its in-flight
+ * batch, releases its partitions and exits 0.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = "Run the outbox relay and the sweeper until stopped (SIGTERM / Ctrl-C).")
+final class RunCommand implements Callable<Integer> {
+    private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+
+    @Mixin
+    DatabaseOptions database;
+
+    @Option(names = "--migrate", defaultValue = "${env:OUTBOX_MIGRATE:-false}",
+            description = "Apply the library's migrations before starting (env OUTBOX_MIGRATE).")
+    boolean migrate;
+
+    @Option(names = "--publisher", defaultValue = "${env:OUTBOX_PUBLISHER:-log}",
+            description = "Where events go: log, http, rabbitmq, nats or kafka (env OUTBOX_PUBLISHER; default: ${DEFAULT-VALUE}).")
+    String publisher;
+
+    @Option(names = {"-s", "--publisher-setting"}, paramLabel = "NAME=VALUE",
+            description = "A publisher setting, repeatable, e.g. -s base-url=https://example.com/hooks "
+                    + "(env OUTBOX_PUBLISHER_SETTINGS: NAME=VALUE pairs separated by ';').")
+    Map<String, String> publisherSettings = new LinkedHashMap<>();
+
+    @Option(names = "--instance-id", defaultValue = "${env:OUTBOX_INSTANCE_ID}",
+            description = "This relay's id (env OUTBOX_INSTANCE_ID; default: random).")
+    String instanceId;
+
+    @Option(names = "--partitions", defaultValue = "${env:OUTBOX_PARTITIONS}",
+            description = "Virtual partitions; the same on every relay of a database (env OUTBOX_PARTITIONS).")
+    Integer partitions;
+
+    @Option(names = "--batch-size", defaultValue = "${env:OUTBOX_BATCH_SIZE}",
+            description = "Events claimed per batch (env OUTBOX_BATCH_SIZE).")
+    Integer batchSize;
+
+    @Option(names = "--lease", defaultValue = "${env:OUTBOX_LEASE}", converter = DurationConverter.class,
+            description = "Partition lease; a dead relay's share is taken over after about this long (env OUTBOX_LEASE).")
+    Duration lease;
+
+    @Option(names = "--publish-timeout", defaultValue = "${env:OUTBOX_PUBLISH_TIMEOUT}", converter = DurationConverter.class,
+            description = "Longest wait for a broker's acknowledgements (env OUTBOX_PUBLISH_TIMEOUT).")
+    Duration publishTimeout;
+
+    @Option(names = "--max-attempts", defaultValue = "${env:OUTBOX_MAX_ATTEMPTS}",
+            description = "Attempts before an event is dead-lettered (env OUTBOX_MAX_ATTEMPTS).")
+    Integer maxAttempts;
+
+    @Option(names = "--idle-poll-max", defaultValue = "${env:OUTBOX_IDLE_POLL_MAX}", converter = DurationConverter.class,
+            description = "Longest pause between polls when the outbox is empty (env OUTBOX_IDLE_POLL_MAX).")
+    Duration idlePollMax;
+
+    @Option(names = "--sweep-interval", defaultValue = "${env:OUTBOX_SWEEP_INTERVAL:-30s}", converter = DurationConverter.class,
+            description = "Pause between sweeps (env OUTBOX_SWEEP_INTERVAL; default: ${DEFAULT-VALUE}).")
+    Duration sweepInterval;
+
+    @Option(names = "--published-retention", defaultValue = "${env:OUTBOX_PUBLISHED_RETENTION:-24h}", converter = DurationConverter.class,
+            description = "How long published events are kept (env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
+    Duration publishedRetention;
+
+    @Option(names = "--no-sweeper", description = "Run the relay only (another process sweeps).")
+    boolean noSweeper;
+
+    @Option(names = "--http-host", defaultValue = "${env:OUTBOX_HTTP_HOST:-127.0.0.1}",
+            description = "Address for /metrics and /health (env OUTBOX_HTTP_HOST; default: ${DEFAULT-VALUE}).")
+    String httpHost;
+
+    @Option(names = "--http-port", defaultValue = "${env:OUTBOX_HTTP_PORT:-9464}",
+            description = "Port for /metrics and /health; 0 picks a free one, -1 turns them off (env OUTBOX_HTTP_PORT; default: ${DEFAULT-VALUE}).")
+    int httpPort;
+
+    private final CountDownLatch stopRequested = new CountDownLatch(1);
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, String> settings = new LinkedHashMap<>(environmentPublisherSettings());
+        settings.putAll(publisherSettings);
+        OutboxRelayConfig relayConfig = relayConfig();
+        try (HikariDataSource pool = database.pool("outbox-relay", 6);
+             Publisher sink = Publishers.create(publisher, settings)) {
+            if (migrate) {
+                IdempotencyMigrations.migrate(pool, database.schema);
+            }
+            OutboxBacklog backlog = new OutboxBacklog(pool, database.schema);
+            RelayMetrics metrics = new RelayMetrics(backlog, new OutboxDeadLetters(pool, database.schema));
+            OutboxRelay relay = new OutboxRelay(pool, sink, relayConfig, metrics);
+            Sweeper sweeper = noSweeper ? null : Sweeper.builder(pool).schema(database.schema)
+                    .interval(sweepInterval).publishedEventRetention(publishedRetention).build();
+            ScheduledExecutorService gauges = Executors.newSingleThreadScheduledExecutor(runnable -> {
+                Thread thread = new Thread(runnable, "outbox-relay-gauges");
+                thread.setDaemon(true);
+                return thread;
+            });
+            StatusServer status = null;
+            try {
+                relay.start();
+                if (sweeper != null) {
+                    sweeper.start();
+                }
+                gauges.scheduleWithFixedDelay(metrics::refresh, 0, 5, TimeUnit.SECONDS);
+                if (httpPort >= 0) {
+                    status = new StatusServer(httpHost, httpPort, metrics::scrape,
+                            () -> health(relay, metrics));
+                    log.info("metrics at http://{}:{}/metrics, health at /health", httpHost, status.port());
+                }
+                onSignal("TERM");
+                onSignal("INT");
+                log.info("relay {} running with the {} publisher on schema {}; stop with SIGTERM or Ctrl-C",
+                        relay.instanceId(), publisher, database.schema);
+                stopRequested.await();
+                log.info("stopping: finishing the in-flight batch and releasing partitions");
+            } finally {
+                relay.stop();
+                if (sweeper != null) {
+                    sweeper.close();
+                }
+                gauges.shutdownNow();
+                if (status != null) {
+                    status.close();
+                }
+            }
+        }
+        log.info("stopped");
+        return 0;
+    }
+
+    private OutboxRelayConfig relayConfig() {
+        OutboxRelayConfig.Builder builder = OutboxRelayConfig.builder().schema(database.schema);
+        if (instanceId != null) {
+            builder.instanceId(instanceId);
+        }
+        if (partitions != null) {
+            builder.partitions(partitions);
+        }
+        if (batchSize != null) {
+            builder.batchSize(batchSize);
+        }
+        if (lease != null) {
+            builder.leaseDuration(lease);
+        }
+        if (publishTimeout != null) {
+            builder.publishTimeout(publishTimeout);
+        }
+        if (maxAttempts != null) {
+            builder.maxAttempts(maxAttempts);
+        }
+        if (idlePollMax != null) {
+            builder.idlePollMax(idlePollMax);
+        }
+        return builder.build();
+    }
+
+    private static Map<String, String> environmentPublisherSettings() {
+        Map<String, String> settings = new LinkedHashMap<>();
+        String pairs = System.getenv("OUTBOX_PUBLISHER_SETTINGS");
+        if (pairs == null || pairs.isBlank()) {
+            return settings;
+        }
+        for (String pair : pairs.split(";")) {
+            if (pair.isBlank()) {
+                continue;
+            }
+            int equals = pair.indexOf('=');
+            if (equals < 1) {
+                throw new IllegalArgumentException("OUTBOX_PUBLISHER_SETTINGS holds '" + pair.strip()
+                        + "'; write NAME=VALUE pairs separated by ';'");
+            }
+            settings.put(pair.substring(0, equals).strip(), pair.substring(equals + 1).strip());
+        }
+        return settings;
+    }
+
+    private static StatusServer.Health health(OutboxRelay relay, RelayMetrics metrics) {
+        boolean databaseAnswers = metrics.freshWithin(Duration.ofSeconds(30));
+        String json = "{\"status\":\"" + (databaseAnswers ? "UP" : "DOWN") + "\",\"instance\":\"" + relay.instanceId()
+                + "\",\"database\":" + databaseAnswers + ",\"partitions\":" + relay.heldPartitions().size() + "}";
+        return new StatusServer.Health(databaseAnswers, json);
+    }
+
+    /** Turns the signal into a graceful stop, so the process exits 0 instead of the JVM's 143. */
+    private void onSignal(String name) {
+        try {
+            Signal.handle(new Signal(name), signal -> stopRequested.countDown());
+        } catch (IllegalArgumentException e) {
+            log.debug("signal {} cannot be handled here; the JVM's default applies", name);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package dev.idempotency.outbox.cli;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+
+/** Serves {@code /metrics} (Prometheus text) and {@code /health} (200 when healthy, else 503) over plain HTTP. */
+final class StatusServer implements AutoCloseable {
+    /** A health verdict and the one-line JSON body that explains it. */
+    record Health(boolean healthy, String json) {
+    }
+
+    private final HttpServer server;
+
+    StatusServer(String host, int port, Supplier<String> metrics, Supplier<Health> health) throws IOException {
+        server = HttpServer.create(new InetSocketAddress(host, port), 16);
+        server.createContext("/metrics", exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get()));
+        server.createContext("/health", exchange -> {
+            Health verdict = health.get();
+            respond(exchange, verdict.healthy() ? 200 : 503, "application/json", verdict.json());
+        });
+        server.setExecutor(Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "outbox-relay-status");
+            thread.setDaemon(true);
+            return thread;
+        }));
+        server.start();
+    }
+
+    /** The port actually bound (useful when 0 was asked for). */
+    int port() {
+        return server.getAddress().getPort();
+    }
+
+    private static void respond(HttpExchange exchange, int status, String contentType, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", contentType);
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
