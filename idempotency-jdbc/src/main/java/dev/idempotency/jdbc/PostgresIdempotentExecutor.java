@@ -123,6 +123,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         byte[] digest = fingerprint == null ? null : fingerprint.digest();
         try (Handle handle = jdbi.open()) {
             return inTransaction(handle, key, tenant, digest, resultType, callback);
+        } catch (RuntimeException e) {
+            throw DatabaseErrors.translate(e, key, tenant);
         }
     }
 
@@ -159,7 +161,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     }
 
     private RuntimeException inProgressIfWaitedTooLong(RuntimeException e, String key, String tenant) {
-        if (LOCK_NOT_AVAILABLE.equals(sqlState(e))) {
+        if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
             return new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
                     + "' is being processed by another request that did not finish within the wait budget of "
                     + config.waitBudget().toMillis() + " ms. Nothing ran; retry later (HTTP 409).", e);
@@ -185,6 +187,17 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         // Unique per holder is all a fencing token must be; a random one needs no sequence in the schema.
         long token = ThreadLocalRandom.current().nextLong();
 
+        try {
+            return withLease(key, tenant, digest, token, lease, resultType, externalStep, completion);
+        } catch (RuntimeException e) {
+            throw DatabaseErrors.translate(e, key, tenant);
+        }
+    }
+
+    private <S, T, X extends Exception> Outcome<T> withLease(String key, String tenant, byte[] digest, long token,
+                                                             Duration lease, Class<T> resultType,
+                                                             ExternalStep<S, X> externalStep,
+                                                             CompletionStep<PostgresTransaction, S, T, X> completion) throws X {
         LeaseClaim claim = claimLease(key, tenant, digest, token, lease.toMillis() / 1000.0);
         if (claim.stored() != null) {
             return replay(claim.stored(), key, tenant, digest, resultType);
@@ -382,10 +395,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             }
             completion.execute();
         } catch (RuntimeException e) {
-            String state = sqlState(e);
+            String state = DatabaseErrors.sqlState(e);
             if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
                 throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
-                        + rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
+                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
             }
             throw e;
         }
@@ -451,22 +464,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
     }
 
-    private static String sqlState(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLException sqlException && sqlException.getSQLState() != null) {
-                return sqlException.getSQLState();
-            }
-        }
-        return null;
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null) {
-            root = root.getCause();
-        }
-        return root.getMessage();
-    }
 
     /** Builds a {@link PostgresIdempotentExecutor}; the configuration defaults to {@link IdempotencyConfig#defaults()}. */
     public static final class Builder {

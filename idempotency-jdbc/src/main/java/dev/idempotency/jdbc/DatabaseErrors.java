@@ -1,0 +1,68 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.core.IdempotencyException;
+import dev.idempotency.core.TransientFailureException;
+import java.sql.SQLException;
+import java.sql.SQLTransientException;
+import java.sql.SQLRecoverableException;
+import java.util.Set;
+
+/** Recognises database failures that a retry may fix, and turns them into {@link TransientFailureException}. */
+final class DatabaseErrors {
+    /** SQLSTATEs that mean "try again": concurrency conflicts, shutdowns, refused or lost connections. */
+    private static final Set<String> RETRYABLE_STATES = Set.of(
+            "40001", // serialization_failure
+            "40P01", // deadlock_detected
+            "55P03", // lock_not_available (lock_timeout in the callback's own statements)
+            "57P01", // admin_shutdown
+            "57P02", // crash_shutdown
+            "57P03", // cannot_connect_now
+            "53300"  // too_many_connections
+    );
+
+    private DatabaseErrors() {
+    }
+
+    /** The SQLSTATE of the first SQLException in {@code e}'s causes, or null. */
+    static String sqlState(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sqlException && sqlException.getSQLState() != null) {
+                return sqlException.getSQLState();
+            }
+        }
+        return null;
+    }
+
+    /** {@code e} as a {@link TransientFailureException} if a retry may fix it, else {@code e} itself. */
+    static RuntimeException translate(RuntimeException e, String key, String tenant) {
+        // Our own errors (a claim that waited past the budget is a 409, not a 503) pass unchanged.
+        if (e instanceof IdempotencyException || !retryable(e)) {
+            return e;
+        }
+        String state = sqlState(e);
+        return new TransientFailureException("The database failed while running idempotency key '" + key + "' of tenant '"
+                + tenant + "'" + (state == null ? "" : " (SQLSTATE " + state + ")") + ": " + rootMessage(e)
+                + ". Retry with the same key: it replays what committed and runs what did not (HTTP 503).", state, e);
+    }
+
+    private static boolean retryable(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLTransientException || t instanceof SQLRecoverableException) {
+                return true; // includes HikariCP's "connection is not available, request timed out"
+            }
+            if (t instanceof SQLException sqlException && sqlException.getSQLState() != null) {
+                String state = sqlException.getSQLState();
+                return state.startsWith("08") || RETRYABLE_STATES.contains(state);
+            }
+        }
+        return false;
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return root.getMessage();
+    }
+}
