@@ -28,7 +28,7 @@ public final class Outcome<T> {
         return new Outcome<>(result, true);
     }
 
-    /** The callback's result; {@code null} if the callback returned {@code null}. */
+    /** The callback's result, never null (a callback returning null fails before commit). */
     public T result() {
         return result;
     }

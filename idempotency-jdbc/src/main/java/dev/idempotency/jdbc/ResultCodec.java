@@ -56,6 +56,11 @@ final class ResultCodec {
      * it by name, so a misconfiguration fails on the first call rather than on a retry in production.
      */
     StoredResult encode(Object result, Class<?> declaredType) {
+        if (result == null) {
+            // A stored outcome must say what happened; null would replay as "nothing", indistinguishable from a bug.
+            throw new ResultNotStorableException("The callback returned null, which is not stored as an outcome. "
+                    + "Nothing was stored; return a value that says what happened (an id, a receipt, Boolean.TRUE).");
+        }
         String typeName = declaredType != null ? declaredType.getName() : replayTypeName(result);
         byte[] json;
         try {
@@ -75,9 +80,6 @@ final class ResultCodec {
     }
 
     private String replayTypeName(Object result) {
-        if (result == null) {
-            return null;
-        }
         if (result instanceof JsonNode) {
             return JSON;
         }

@@ -92,6 +92,19 @@ class InvalidInputTest {
     }
 
     @Test
+    void aCallbackThatReturnsNullIsToldToReturnAnOutcomeAndNothingIsStored() {
+        String key = newKey();
+
+        ResultNotStorableException e = assertThrows(ResultNotStorableException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            return null;
+        }));
+
+        assertTrue(e.getMessage().contains("returned null"), e.getMessage());
+        assertNothingStored(key);
+    }
+
+    @Test
     void aResultThatCannotBeSerializedRollsBackEverything() {
         String key = newKey();
 
