@@ -1,9 +1,9 @@
 package dev.idempotency.outbox;
 
+import dev.idempotency.core.IdempotencyConfig;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
  * Immutable, validated settings of an {@link OutboxRelay}. Build with {@link #builder()}; invalid
@@ -14,7 +14,6 @@ import java.util.regex.Pattern;
  */
 public final class OutboxRelayConfig {
     /** Lower-case SQL identifiers only, so a schema name never needs more than plain double quotes. */
-    private static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     private static final int MAX_INSTANCE_ID_LENGTH = 200;
 
     private final String schema;
@@ -136,13 +135,9 @@ public final class OutboxRelayConfig {
                 + ", backoffBase=" + backoffBase + ", backoffMax=" + backoffMax + "}";
     }
 
-    /** Validates a schema name by the rule every relay class uses; returns it. */
+    /** Validates a schema name by the rule the executor's configuration uses; returns it. */
     static String requireValidSchema(String schema) {
-        if (schema == null || !SCHEMA_NAME.matcher(schema).matches()) {
-            throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
-                    + SCHEMA_NAME.pattern() + " (was " + schema + ")");
-        }
-        return schema;
+        return IdempotencyConfig.requireSchemaName(schema);
     }
 
     /** Mutable builder for {@link OutboxRelayConfig}. */

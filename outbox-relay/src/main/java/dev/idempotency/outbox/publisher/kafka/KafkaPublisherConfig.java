@@ -1,12 +1,11 @@
 package dev.idempotency.outbox.publisher.kafka;
 
+import dev.idempotency.outbox.publisher.PublisherSettings;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
@@ -34,7 +33,6 @@ public final class KafkaPublisherConfig {
     /** Legal characters of a topic prefix; its length is checked against {@link #TOPIC_NAME}. */
     private static final Pattern TOPIC_PREFIX = Pattern.compile("[a-zA-Z0-9._-]*");
     /** Durations in settings strings: a whole number and a unit. */
-    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)(ms|s|m)");
     private static final Duration MIN_TIMEOUT = Duration.ofSeconds(1);
     private static final Duration MAX_TIMEOUT = Duration.ofMinutes(10);
     /** Kafka's default request timeout, used unless the timeout leaves less room. */
@@ -286,19 +284,9 @@ public final class KafkaPublisherConfig {
     }
 
     private static Duration parseDuration(String name, String value) {
-        String text = value.strip();
-        Matcher matcher = SHORT_DURATION.matcher(text);
         try {
-            if (matcher.matches()) {
-                long amount = Long.parseLong(matcher.group(1));
-                return switch (matcher.group(2)) {
-                    case "ms" -> Duration.ofMillis(amount);
-                    case "s" -> Duration.ofSeconds(amount);
-                    default -> Duration.ofMinutes(amount);
-                };
-            }
-            return Duration.parse(text);
-        } catch (NumberFormatException | DateTimeParseException e) {
+            return PublisherSettings.parseDuration(value.strip());
+        } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(name + " must be a duration such as 500ms, 30s, 2m or PT30S (was "
                     + value + ")", e);
         }
