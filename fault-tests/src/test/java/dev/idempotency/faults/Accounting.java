@@ -190,7 +190,7 @@ final class Accounting {
     /** The accounting table, as a test prints it. */
     String table(String title) {
         StringBuilder out = new StringBuilder("\n=== ").append(title).append(" ===\n");
-        figures.forEach((name, value) -> out.append(String.format("  %-40s %10s%n", name, value)));
+        figures.forEach((name, value) -> out.append(String.format("  %-52s %10s%n", name, value)));
         if (!problems.isEmpty()) {
             out.append("  problems:\n");
             problems.stream().limit(40).forEach(p -> out.append("    - ").append(p).append('\n'));
