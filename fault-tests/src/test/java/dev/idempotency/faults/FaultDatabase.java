@@ -91,6 +91,11 @@ final class FaultDatabase implements AutoCloseable {
      * connection timeout, so that callers meet a down server with a quick retryable error.
      */
     HikariDataSource pool(String role, int size) {
+        return pool(role, size, 2_000);
+    }
+
+    /** As {@link #pool(String, int)}, with the time a caller waits for a free connection. */
+    HikariDataSource pool(String role, int size, long connectionTimeoutMillis) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         if (user != null) {
@@ -102,7 +107,7 @@ final class FaultDatabase implements AutoCloseable {
         config.setSchema(schema);
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(0);
-        config.setConnectionTimeout(2_000);
+        config.setConnectionTimeout(connectionTimeoutMillis);
         config.setInitializationFailTimeout(-1);
         config.setPoolName(applicationName(role));
         config.addDataSourceProperty("ApplicationName", applicationName(role));
@@ -115,7 +120,11 @@ final class FaultDatabase implements AutoCloseable {
 
     /** An executor on a pool of its own for {@code role}. */
     PostgresIdempotentExecutor executor(String role, int poolSize, Runnable afterOutboxCommit) {
-        return PostgresIdempotentExecutor.builder(pool(role, poolSize))
+        return executor(pool(role, poolSize), afterOutboxCommit);
+    }
+
+    PostgresIdempotentExecutor executor(javax.sql.DataSource pool, Runnable afterOutboxCommit) {
+        return PostgresIdempotentExecutor.builder(pool)
                 .config(IdempotencyConfig.builder().schema(schema).waitBudget(Duration.ofSeconds(2)).build())
                 .afterOutboxCommit(afterOutboxCommit)
                 .build();

@@ -118,7 +118,7 @@ final class Workload {
                 }
                 return;
             } catch (TransientFailureException e) {
-                ledger.retried("TransientFailure " + e.sqlState());
+                ledger.retried("TransientFailure " + (e.sqlState() != null ? e.sqlState() : rootCause(e)));
             } catch (KeyInProgressException e) {
                 ledger.retried("KeyInProgress");
             } catch (RuntimeException | Error e) {
@@ -131,6 +131,14 @@ final class Workload {
             }
             sleep(10 + ThreadLocalRandom.current().nextInt(40));
         }
+    }
+
+    private static String rootCause(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return root.getClass().getSimpleName();
     }
 
     static String expectedResult(String key) {
