@@ -21,11 +21,13 @@ final class RelayProcess implements AutoCloseable {
     static final String LEASE = "8s";
     static final String PUBLISH_TIMEOUT = "2s";
     static final int PARTITIONS = 8;
+    private static final java.util.regex.Pattern METRICS_URL = java.util.regex.Pattern.compile("metrics at (http://\\S+/metrics)");
 
     private final String name;
     private final Process process;
     private final StringBuilder output = new StringBuilder();
     private final CountDownLatch running = new CountDownLatch(1);
+    private volatile String metricsUrl;
 
     private RelayProcess(String name, Process process) {
         this.name = name;
@@ -37,6 +39,11 @@ final class RelayProcess implements AutoCloseable {
 
     /** Starts relay {@code name} on {@code db}'s schema, posting to {@code webhookBaseUrl}. */
     static RelayProcess start(String name, FaultDatabase db, String webhookBaseUrl) throws IOException {
+        return start(name, db, webhookBaseUrl, -1);
+    }
+
+    /** As {@link #start(String, FaultDatabase, String)}, serving /metrics on {@code httpPort} (0: any free port, -1: none). */
+    static RelayProcess start(String name, FaultDatabase db, String webhookBaseUrl, int httpPort) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-XX:TieredStopAtLevel=1",
@@ -49,7 +56,7 @@ final class RelayProcess implements AutoCloseable {
                 "--partitions", String.valueOf(PARTITIONS),
                 "--lease", LEASE, "--publish-timeout", PUBLISH_TIMEOUT,
                 "--max-attempts", "1000", "--idle-poll-max", "100ms",
-                "--no-sweeper", "--http-port", "-1",
+                "--no-sweeper", "--http-port", String.valueOf(httpPort),
                 "--jdbc-url", db.url(), "--schema", db.schema()));
         if (db.user() != null) {
             command.addAll(List.of("--db-user", db.user()));
@@ -67,6 +74,11 @@ final class RelayProcess implements AutoCloseable {
     /** Waits (bounded) until the relay says it is running; false if it did not, or died. */
     boolean awaitRunning(long seconds) throws InterruptedException {
         return running.await(seconds, TimeUnit.SECONDS) && process.isAlive();
+    }
+
+    /** The /metrics URL the process printed, once it is running with metrics on; else null. */
+    String metricsUrl() {
+        return metricsUrl;
     }
 
     boolean isAlive() {
@@ -92,6 +104,10 @@ final class RelayProcess implements AutoCloseable {
                     if (output.length() < 200_000) {
                         output.append(line).append('\n');
                     }
+                }
+                java.util.regex.Matcher metrics = METRICS_URL.matcher(line);
+                if (metrics.find()) {
+                    metricsUrl = metrics.group(1);
                 }
                 if (line.contains("running with the")) {
                     running.countDown();
