@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Faults 5 and 6 under load, with the accounting (the single-call versions are idempotency-jdbc's
- * DatabaseFailureTest): half the callbacks update two hot rows in opposite orders, so they deadlock
+ * DatabaseFailureTest): a third of the callbacks update two hot rows in opposite orders, so they deadlock
  * each other, and eight callers share a pool of three connections with a 300 ms checkout timeout,
  * so the pool runs dry. Deadlock victims and callers without a connection get a retryable
  * TransientFailureException, never a hang or a raw SQL error, and their retries settle every key once.
@@ -27,10 +27,10 @@ class DeadlockAndPoolTest {
             OutboxRelay relay = new OutboxRelay(db.pool("relay", 2), new RecordingSink(published), Relays.fastConfig(db.schema()));
             PostgresIdempotentExecutor executor = db.executor(db.pool("callers", 3, 300), relay::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "transfers")
-                    .deadlockShare(0.5).threads(8);
+                    .deadlockShare(0.3).threads(8);
             relay.start();
             try {
-                workload.run("transfer", 150);
+                workload.run("transfer", 100);
                 Accounting.awaitPublished(db.jdbi(), workload.tenant(), published, Duration.ofSeconds(60));
             } finally {
                 relay.stop();
