@@ -415,11 +415,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
      * that retries see that, rather than a key stuck in progress or a second run.
      */
     private void requireOpenTransaction(Handle handle, String key, String tenant) {
-        if (!handle.isClosed() && handle.isInTransaction()) {
+        // Jdbi tracks the transaction itself, so a connection the callback closed still looks "in transaction".
+        boolean open = !handle.isClosed() && !connectionClosed(handle);
+        if (open && handle.isInTransaction()) {
             return;
         }
         int marked = 0;
-        if (!handle.isClosed()) {
+        if (open) {
             BusinessFailure unknown = new BusinessFailure(ENDED_BY_CALLBACK, "The callback ended the executor's transaction "
                     + "itself; what it wrote may have been committed without a stored result. Reconcile by hand.");
             marked = handle.createUpdate(sql.failAbandonedKey)
@@ -430,6 +432,14 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 + (marked == 1 ? "Its writes were committed without a result; the key is stored as failed with code "
                         + ENDED_BY_CALLBACK + "." : "Nothing was stored.")
                 + " Let the executor end the transaction.");
+    }
+
+    private static boolean connectionClosed(Handle handle) {
+        try {
+            return handle.getConnection().isClosed();
+        } catch (SQLException e) {
+            return true;
+        }
     }
 
     private void signalOutboxCommit() {
