@@ -371,7 +371,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         T result;
         try {
             result = callback.run(new CallbackTransaction(key, tenant, handle, outbox));
-            requireOpenTransaction(handle, key, tenant);
         } catch (BusinessFailure failure) {
             requireOpenTransaction(handle, key, tenant);
             handle.rollbackToSavepoint(SAVEPOINT);
@@ -382,9 +381,17 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             handle.commit();
             log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
             throw failure;
+        } catch (RuntimeException e) {
+            if (handle.isClosed() || connectionClosed(handle)) {
+                // Jdbi refuses to close a handle mid-transaction by throwing from close(): name the real cause.
+                throw new IllegalStateException("The callback closed the executor's handle or connection. Nothing was "
+                        + "stored; let the executor end the transaction.", e);
+            }
+            throw e;
         } finally {
             outbox.close();
         }
+        requireOpenTransaction(handle, key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, resultType);
         try {
             Update completion = handle.createUpdate(outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents)
