@@ -66,6 +66,10 @@ final class RunCommand implements Callable<Integer> {
             description = "Partition lease; a dead relay's share is taken over after about this long (env OUTBOX_LEASE).")
     Duration lease;
 
+    @Option(names = "--renewal-interval", defaultValue = "${env:OUTBOX_RENEWAL_INTERVAL}", converter = DurationConverter.class,
+            description = "How often leases are renewed; must leave room in --lease for a publish call (env OUTBOX_RENEWAL_INTERVAL).")
+    Duration renewalInterval;
+
     @Option(names = "--publish-timeout", defaultValue = "${env:OUTBOX_PUBLISH_TIMEOUT}", converter = DurationConverter.class,
             description = "Longest wait for a broker's acknowledgements (env OUTBOX_PUBLISH_TIMEOUT).")
     Duration publishTimeout;
@@ -165,6 +169,9 @@ final class RunCommand implements Callable<Integer> {
         }
         if (lease != null) {
             builder.leaseDuration(lease);
+        }
+        if (renewalInterval != null) {
+            builder.renewalInterval(renewalInterval);
         }
         if (publishTimeout != null) {
             builder.publishTimeout(publishTimeout);
