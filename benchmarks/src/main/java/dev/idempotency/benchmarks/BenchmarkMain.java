@@ -1,6 +1,7 @@
 package dev.idempotency.benchmarks;
 
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -78,12 +79,26 @@ public final class BenchmarkMain implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out));
+        System.exit(run(args, System.out, System.err));
     }
 
-    /** Runs the program with {@code args}, printing the table to {@code out}; returns the exit code. */
-    static int run(String[] args, PrintStream out) {
-        return new CommandLine(new BenchmarkMain(out, args)).execute(args);
+    /**
+     * Runs the program with {@code args}, printing the table to {@code out} and usage errors to
+     * {@code err}; returns the exit code (2 for invalid options).
+     */
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        CommandLine commandLine = new CommandLine(new BenchmarkMain(out, args));
+        commandLine.setErr(new PrintWriter(err, true));
+        commandLine.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof IllegalArgumentException) {
+                // A setting refused at build(): its message names it; a stack trace would only hide that.
+                cmd.getErr().println("benchmarks: " + e.getMessage());
+                cmd.getErr().println("Try --help for the options.");
+                return cmd.getCommandSpec().exitCodeOnInvalidInput();
+            }
+            throw e;
+        });
+        return commandLine.execute(args);
     }
 
     @Override
