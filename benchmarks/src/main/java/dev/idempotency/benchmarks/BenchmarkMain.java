@@ -38,6 +38,10 @@ public final class BenchmarkMain implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "5", description = "Warm-up seconds before each cell, not recorded (default: ${DEFAULT-VALUE}).")
     int warmup;
 
+    @Option(names = "--jit-warmup", defaultValue = "20",
+            description = "Extra warm-up seconds before the first cell of each Java workload, for the JIT (default: ${DEFAULT-VALUE}).")
+    int jitWarmup;
+
     @Option(names = "--repeat", defaultValue = "1", description = "Runs per cell; the table shows medians (default: ${DEFAULT-VALUE}).")
     int repeat;
 
@@ -104,7 +108,7 @@ public final class BenchmarkMain implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BenchmarkSettings settings = BenchmarkSettings.builder()
-                .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).repeat(repeat)
+                .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup).repeat(repeat)
                 .stormCallers(stormCallers).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
                 .redisUri(redisUrl).pgbenchExecutable(pgbench).markdown(markdown).commandLine(commandLine())
                 .build();
@@ -153,7 +157,8 @@ public final class BenchmarkMain implements Callable<Integer> {
                         server.get("version"), server.get("fsync"), server.get("synchronous_commit"),
                         server.get("shared_buffers"), server.get("max_connections"),
                         System.getProperty("java.version"), System.getProperty("java.vm.name"), pgbenchVersion),
-                "each cell: " + settings.warmup().toSeconds() + " s warm-up, then " + settings.window().toSeconds()
+                "each cell: " + settings.warmup().toSeconds() + " s warm-up (+" + settings.jitWarmup().toSeconds()
+                        + " s for the JIT before a Java workload's first cell), then " + settings.window().toSeconds()
                         + " s measured; median of " + settings.repeat() + " run(s); closed loop, one connection per caller; "
                         + "tables emptied and CHECKPOINT before each cell",
                 "command: " + settings.commandLine());

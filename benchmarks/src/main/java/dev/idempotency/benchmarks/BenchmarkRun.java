@@ -1,10 +1,13 @@
 package dev.idempotency.benchmarks;
 
 import dev.idempotency.core.IdempotencyConfig;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +31,7 @@ final class BenchmarkRun {
     private final Pgbench pgbench;
     private final IdempotencyConfig executorConfig;
     private final Map<String, Measurement> cells = new HashMap<>();
+    private final Set<String> warmWorkloads = new HashSet<>();
     private final List<String> notes = new ArrayList<>();
 
     BenchmarkRun(BenchmarkSettings settings, BenchmarkDatabase database, Pgbench pgbench) {
@@ -52,6 +56,15 @@ final class BenchmarkRun {
     /** The executor's configuration in every cell: the library's defaults on the run's schema. */
     IdempotencyConfig executorConfig() {
         return executorConfig;
+    }
+
+    /**
+     * The warm-up for a cell of the Java {@code workload}: the cell warm-up, plus the JIT warm-up
+     * the first time the workload runs in this JVM.
+     */
+    Duration warmup(String workload) {
+        Duration warmup = settings.warmup();
+        return warmWorkloads.add(workload) ? warmup.plus(settings.jitWarmup()) : warmup;
     }
 
     /** Adds a line to print under the table (once, however many sections add it). */

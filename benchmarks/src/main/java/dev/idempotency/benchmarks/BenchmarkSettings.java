@@ -20,6 +20,7 @@ final class BenchmarkSettings {
     private final List<Integer> callers;
     private final Duration window;
     private final Duration warmup;
+    private final Duration jitWarmup;
     private final int repeat;
     private final int stormCallers;
     private final String jdbcUrl;
@@ -35,6 +36,7 @@ final class BenchmarkSettings {
         this.callers = List.copyOf(callers);
         this.window = Duration.ofSeconds(b.seconds);
         this.warmup = Duration.ofSeconds(b.warmupSeconds);
+        this.jitWarmup = Duration.ofSeconds(b.jitWarmupSeconds);
         this.repeat = b.repeat;
         this.stormCallers = b.stormCallers;
         this.jdbcUrl = b.jdbcUrl;
@@ -68,6 +70,14 @@ final class BenchmarkSettings {
     /** The unrecorded run before each cell's window. */
     Duration warmup() {
         return warmup;
+    }
+
+    /**
+     * Extra warm-up before the first cell of each Java workload, so that the measured code is what
+     * the JIT compiles rather than the interpreter (pgbench needs none).
+     */
+    Duration jitWarmup() {
+        return jitWarmup;
     }
 
     /** How often each cell is measured; the table shows the medians. */
@@ -119,6 +129,7 @@ final class BenchmarkSettings {
         private List<Integer> callers = List.of(1, 8, 32);
         private int seconds = 10;
         private int warmupSeconds = 5;
+        private int jitWarmupSeconds = 20;
         private int repeat = 1;
         private int stormCallers = 64;
         private String jdbcUrl = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
@@ -149,6 +160,11 @@ final class BenchmarkSettings {
 
         Builder warmupSeconds(int warmupSeconds) {
             this.warmupSeconds = warmupSeconds;
+            return this;
+        }
+
+        Builder jitWarmupSeconds(int jitWarmupSeconds) {
+            this.jitWarmupSeconds = jitWarmupSeconds;
             return this;
         }
 
@@ -221,6 +237,9 @@ final class BenchmarkSettings {
             }
             if (warmupSeconds < 0) {
                 throw new IllegalArgumentException("warmup must be 0 or more seconds (was " + warmupSeconds + ")");
+            }
+            if (jitWarmupSeconds < 0) {
+                throw new IllegalArgumentException("jitWarmup must be 0 or more seconds (was " + jitWarmupSeconds + ")");
             }
             if (repeat < 1) {
                 throw new IllegalArgumentException("repeat must be at least 1 (was " + repeat + ")");

@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BrokenBarrierException;
@@ -65,8 +66,8 @@ final class DuplicateStorm implements Section {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
                     .config(run.executorConfig()).build();
             String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-            Rounds rounds = new Rounds(callers, System.nanoTime() + run.settings().warmup().toNanos(),
-                    run.settings().window().toNanos());
+            Duration warmup = run.warmup("storm");
+            Rounds rounds = new Rounds(callers, System.nanoTime() + warmup.toNanos(), run.settings().window().toNanos());
             CyclicBarrier barrier = new CyclicBarrier(callers, rounds::next);
             List<Thread> threads = new ArrayList<>();
             AtomicReference<Exception> stuck = new AtomicReference<>();
@@ -98,7 +99,7 @@ final class DuplicateStorm implements Section {
                 threads.add(thread);
                 thread.start();
             }
-            long joinDeadline = System.nanoTime() + run.settings().warmup().toNanos() + run.settings().window().toNanos()
+            long joinDeadline = System.nanoTime() + warmup.toNanos() + run.settings().window().toNanos()
                     + TimeUnit.SECONDS.toNanos(BARRIER_TIMEOUT_SECONDS * 2);
             for (Thread thread : threads) {
                 thread.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));

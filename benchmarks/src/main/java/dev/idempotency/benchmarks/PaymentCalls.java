@@ -57,7 +57,7 @@ final class PaymentCalls {
                 PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
                         .config(run.executorConfig()).build();
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-                return ClosedLoopLoad.run("executor", callers, run.settings().warmup(), run.settings().window(),
+                return ClosedLoopLoad.run("executor", callers, run.warmup(EXECUTOR_CELL), run.settings().window(),
                         () -> executorCall(executor, insertPayment, freshKey()));
             }
         });
@@ -69,7 +69,7 @@ final class PaymentCalls {
             try (HikariDataSource pool = run.database().pool("bare-" + callers, callers)) {
                 Jdbi jdbi = Jdbi.create(pool);
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-                return ClosedLoopLoad.run("bare", callers, run.settings().warmup(), run.settings().window(),
+                return ClosedLoopLoad.run("bare", callers, run.warmup(BARE_CELL), run.settings().window(),
                         () -> jdbi.useTransaction(h -> h.createUpdate(insertPayment)
                                 .bind("tenant", TENANT).bind("amount", amount()).execute()));
             }

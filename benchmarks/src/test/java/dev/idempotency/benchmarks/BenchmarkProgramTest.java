@@ -50,7 +50,7 @@ class BenchmarkProgramTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void postgresSectionsPrintEveryRowWithoutErrors() {
-        Run run = run("--sections=storm,pgbench,overhead", "--seconds=1", "--warmup=0", "--callers=1", "--storm-callers=4");
+        Run run = run("--sections=storm,pgbench,overhead", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=1", "--storm-callers=4");
 
         assertEquals(0, run.exitCode(), run.output());
         assertTrue(run.output().contains("command: java -jar benchmarks/target/benchmarks.jar --sections=storm,pgbench,overhead"),
@@ -80,7 +80,7 @@ class BenchmarkProgramTest {
     void redisSectionComparesTheExecutorWithARedisCheckInMarkdown() {
         assumeTrue(redisAnswers(), "no Redis on 127.0.0.1:6379; start redis-server to run this test");
 
-        Run run = run("--sections=redis", "--seconds=1", "--warmup=0", "--callers=2", "--markdown");
+        Run run = run("--sections=redis", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=2", "--markdown");
 
         assertEquals(0, run.exitCode(), run.output());
         assertTrue(run.output().contains("|section|measured|callers|ops/s|p50 ms|p99 ms|compared|target|"), run.output());
