@@ -1,5 +1,6 @@
 package dev.idempotency.benchmarks;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,7 +12,8 @@ import org.HdrHistogram.Histogram;
 /**
  * Runs one operation from a fixed number of caller threads, each sending its next call as soon as
  * the last returns (a closed loop, as pgbench does), first for a warm-up that is not recorded, then
- * for the measured window. Only calls that start inside the window are counted.
+ * for the measured window. Only calls that start inside the window are counted. The JVM's CPU time
+ * over the window (callers, GC and JIT alike) divided by the calls is the client's CPU per call.
  */
 final class ClosedLoopLoad {
     /** Grace after the window for calls still in flight, past which the run is reported as stuck. */
@@ -70,6 +72,10 @@ final class ClosedLoopLoad {
         }
         windowStart[0] = System.nanoTime() + warmup.toNanos();
         start.countDown();
+        sleepUntil(windowStart[0]);
+        long cpuAtStart = processCpuNanos();
+        sleepUntil(windowStart[0] + window.toNanos());
+        long cpuAtEnd = processCpuNanos();
 
         long deadline = windowStart[0] + window.toNanos() + STRAGGLER_GRACE.toNanos();
         for (Thread thread : threads) {
@@ -86,7 +92,21 @@ final class ClosedLoopLoad {
         for (long returned : lastReturn) {
             end = Math.max(end, returned);
         }
-        return Measurement.of(all, (end - windowStart[0]) / 1e9, errors.get(), firstError.get());
+        Measurement measured = Measurement.of(all, (end - windowStart[0]) / 1e9, errors.get(), firstError.get());
+        return measured.operations() == 0 ? measured
+                : measured.withClientCpu((cpuAtEnd - cpuAtStart) / 1_000.0 / measured.operations());
+    }
+
+    private static void sleepUntil(long nanoTime) throws InterruptedException {
+        long left;
+        while ((left = nanoTime - System.nanoTime()) > 0) {
+            Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+        }
+    }
+
+    /** CPU time of this whole JVM so far, in nanoseconds. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     private static boolean callOnce(Call call, AtomicLong errors, AtomicReference<String> firstError) {

@@ -52,7 +52,7 @@ final class DuplicateStorm implements Section {
         }
         Measurement m = run.cell("storm", callers, () -> storm(run, callers));
         String measured = callers + " callers, one key: last replay after winner returns";
-        ResultRow row = new ResultRow(title(), measured, callers, null, m.p50Millis(), m.p99Millis(),
+        ResultRow row = new ResultRow(title(), measured, callers, null, m.p50Millis(), m.p99Millis(), null,
                 m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : ""),
                 Targets.verdict(m.p99Millis() < LAST_REPLAY_CEILING_MILLIS && m.errors() == 0,
                         "p99 < " + (long) LAST_REPLAY_CEILING_MILLIS + " ms, 0 errors"));
@@ -197,7 +197,8 @@ final class DuplicateStorm implements Section {
 
         Measurement result() {
             Measurement m = Measurement.of(lastReplay, (measureUntil - measureFrom) / 1e9, errors, firstError);
-            return new Measurement(measuredRounds, m.opsPerSecond(), m.p50Millis(), m.p99Millis(), errors, firstError);
+            return new Measurement(measuredRounds, m.opsPerSecond(), m.p50Millis(), m.p99Millis(), Double.NaN,
+                    errors, firstError);
         }
     }
 }

@@ -8,10 +8,11 @@ import org.HdrHistogram.Histogram;
 
 /**
  * What one cell of the table measured: operations completed in the measured window, their rate, the
- * 50th and 99th latency percentiles, and how many operations failed (with the first failure's text).
+ * 50th and 99th latency percentiles, the client process's CPU time per operation (NaN when not
+ * measured), and how many operations failed (with the first failure's text).
  */
 record Measurement(long operations, double opsPerSecond, double p50Millis, double p99Millis,
-                   long errors, String firstError) {
+                   double clientCpuMicrosPerOp, long errors, String firstError) {
 
     private static final double NANOS_PER_MILLI = 1_000_000.0;
 
@@ -27,7 +28,12 @@ record Measurement(long operations, double opsPerSecond, double p50Millis, doubl
         return new Measurement(operations, rate,
                 latenciesNanos.getValueAtPercentile(50) / NANOS_PER_MILLI,
                 latenciesNanos.getValueAtPercentile(99) / NANOS_PER_MILLI,
-                errors, firstError);
+                Double.NaN, errors, firstError);
+    }
+
+    /** This measurement with the client's CPU time per operation. */
+    Measurement withClientCpu(double microsPerOp) {
+        return new Measurement(operations, opsPerSecond, p50Millis, p99Millis, microsPerOp, errors, firstError);
     }
 
     /** Each figure's median over repetitions of the same cell; errors are summed, not averaged away. */
@@ -38,7 +44,8 @@ record Measurement(long operations, double opsPerSecond, double p50Millis, doubl
         long errors = runs.stream().mapToLong(Measurement::errors).sum();
         String firstError = runs.stream().map(Measurement::firstError).filter(e -> e != null).findFirst().orElse(null);
         return new Measurement(Math.round(median(runs, m -> m.operations)), median(runs, Measurement::opsPerSecond),
-                median(runs, Measurement::p50Millis), median(runs, Measurement::p99Millis), errors, firstError);
+                median(runs, Measurement::p50Millis), median(runs, Measurement::p99Millis),
+                median(runs, Measurement::clientCpuMicrosPerOp), errors, firstError);
     }
 
     private static double median(List<Measurement> runs, ToDoubleFunction<Measurement> figure) {

@@ -24,6 +24,7 @@ import org.HdrHistogram.Histogram;
 final class Pgbench {
     /** How long pgbench may take beyond its own -T before it is taken for hung and killed. */
     private static final Duration OVERRUN = Duration.ofSeconds(120);
+    private static final Duration CPU_POLL = Duration.ofMillis(200);
     private static final Pattern TPS = Pattern.compile("^tps = ([0-9.]+)", Pattern.MULTILINE);
     private static final Pattern FAILED = Pattern.compile("^number of failed transactions: (\\d+)", Pattern.MULTILINE);
     private static final Pattern PROCESSED = Pattern.compile("^number of transactions actually processed: (\\d+)", Pattern.MULTILINE);
@@ -89,14 +90,17 @@ final class Pgbench {
             Measurement fromLog = Measurement.of(latencies, window.toSeconds(), failed,
                     failed > 0 ? "pgbench counted " + failed + " failed transactions" : null);
             // pgbench's own rate excludes connection set-up; the percentiles come from its log.
-            return new Measurement(firstLong(PROCESSED, result.output, fromLog.operations()), tps,
-                    fromLog.p50Millis(), fromLog.p99Millis(), fromLog.errors(), fromLog.firstError());
+            long processed = firstLong(PROCESSED, result.output, fromLog.operations());
+            double cpuPerOp = processed == 0 ? Double.NaN : result.cpu.toNanos() / 1_000.0 / processed;
+            return new Measurement(processed, tps, fromLog.p50Millis(), fromLog.p99Millis(), cpuPerOp,
+                    fromLog.errors(), fromLog.firstError());
         } finally {
             deleteTree(logDirectory);
         }
     }
 
-    private record Result(int exitCode, String output) {
+    /** How pgbench ended, what it printed, and the CPU time it had used when last seen alive. */
+    private record Result(int exitCode, String output, Duration cpu) {
     }
 
     private Result pgbench(Path scriptFile, int clients, Duration duration, Map<String, String> variables, Path logPrefix)
@@ -113,14 +117,20 @@ final class Pgbench {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().putAll(environment);
         Process process = builder.start();
-        if (!process.waitFor(duration.plus(OVERRUN).toSeconds(), TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            throw new IllegalStateException("pgbench ran " + OVERRUN.toSeconds() + " s past its " + duration.toSeconds()
-                    + " s and was killed: " + String.join(" ", command));
+        long deadline = System.nanoTime() + duration.plus(OVERRUN).toNanos();
+        Duration cpu = Duration.ZERO;
+        // The CPU time of a process can be read only while it lives: poll it, and lose at most the last poll's worth.
+        while (!process.waitFor(CPU_POLL.toMillis(), TimeUnit.MILLISECONDS)) {
+            cpu = process.info().totalCpuDuration().orElse(cpu);
+            if (System.nanoTime() > deadline) {
+                process.destroyForcibly();
+                throw new IllegalStateException("pgbench ran " + OVERRUN.toSeconds() + " s past its " + duration.toSeconds()
+                        + " s and was killed: " + String.join(" ", command));
+            }
         }
         String text = Files.readString(output);
         Files.delete(output);
-        return new Result(process.exitValue(), text);
+        return new Result(process.exitValue(), text, cpu);
     }
 
     /**
@@ -151,7 +161,7 @@ final class Pgbench {
     private static Measurement failed(Result result) {
         String output = result.output.strip();
         String tail = output.length() > 600 ? output.substring(output.length() - 600) : output;
-        return new Measurement(0, 0, 0, 0, 1, "pgbench exited with " + result.exitCode + ": " + tail);
+        return new Measurement(0, 0, 0, 0, Double.NaN, 1, "pgbench exited with " + result.exitCode + ": " + tail);
     }
 
     private static String first(Pattern pattern, String text, String otherwise) {

@@ -9,8 +9,9 @@ import java.util.Locale;
  * row, then the notes; as aligned plain text, or as Markdown for the README.
  */
 final class ResultTable {
-    private static final String[] COLUMNS = {"section", "measured", "callers", "ops/s", "p50 ms", "p99 ms", "compared", "target"};
-    private static final boolean[] NUMERIC = {false, false, true, true, true, true, false, false};
+    private static final String[] COLUMNS =
+            {"section", "measured", "callers", "ops/s", "p50 ms", "p99 ms", "client CPU us/op", "compared", "target"};
+    private static final boolean[] NUMERIC = {false, false, true, true, true, true, true, false, false};
 
     private final List<String> header;
     private final List<ResultRow> rows;
@@ -32,6 +33,7 @@ final class ResultTable {
             cells.add(new String[] {row.section(), row.measured(), Integer.toString(row.callers()),
                     row.opsPerSecond() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.opsPerSecond()),
                     millis(row.p50Millis()), millis(row.p99Millis()),
+                    row.clientCpuMicros() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.clientCpuMicros()),
                     row.compared().isEmpty() ? "-" : row.compared(), row.target().isEmpty() ? "-" : row.target()});
         }
         return cells;

@@ -83,7 +83,7 @@ class BenchmarkProgramTest {
         Run run = run("--sections=redis", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=2", "--markdown");
 
         assertEquals(0, run.exitCode(), run.output());
-        assertTrue(run.output().contains("|section|measured|callers|ops/s|p50 ms|p99 ms|compared|target|"), run.output());
+        assertTrue(run.output().contains("|section|measured|callers|ops/s|p50 ms|p99 ms|client CPU us/op|compared|target|"), run.output());
         List<String> rows = run.rowsOf("3 executor vs Redis check", "|");
         assertEquals(2, rows.size(), run.output());
         assertTrue(rows.get(1).matches(".*ours/this: ops \\d+\\.\\d\\d.*(met|NOT MET): ops ratio >= 1.00.*"), rows.get(1));
