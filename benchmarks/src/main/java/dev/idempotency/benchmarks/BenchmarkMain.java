@@ -119,6 +119,9 @@ public final class BenchmarkMain implements Callable<Integer> {
             try {
                 List<String> header = header(settings, database, usesPgbench(settings) ? runner.version() : "pgbench not used");
                 BenchmarkRun run = new BenchmarkRun(settings, database, runner);
+                run.note("client CPU us/op: CPU time of the client process per operation over the measured window "
+                        + "(the whole JVM: callers, GC and JIT; or the pgbench process); PostgreSQL's own CPU is not in it. "
+                        + "Where client and server share the cores, client CPU is taken from the server.");
                 for (String name : settings.sections()) {
                     Section section = Sections.named(name);
                     try {
