@@ -100,6 +100,11 @@ public final class BenchmarkMain implements Callable<Integer> {
                 cmd.getErr().println("Try --help for the options.");
                 return cmd.getCommandSpec().exitCodeOnInvalidInput();
             }
+            if (e instanceof IllegalStateException) {
+                // Something the run needs is missing (pgbench, say), and the message says what.
+                cmd.getErr().println("benchmarks: " + e.getMessage());
+                return cmd.getCommandSpec().exitCodeOnExecutionException();
+            }
             throw e;
         });
         return commandLine.execute(args);

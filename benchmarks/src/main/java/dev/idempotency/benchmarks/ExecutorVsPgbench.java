@@ -13,10 +13,15 @@ final class ExecutorVsPgbench implements Section {
     static final double THROUGHPUT_FLOOR = 0.90;
     static final int TARGET_FROM_CALLERS = 8;
 
-    private static final List<String[]> REFERENCES = List.of(
-            new String[] {"executor.sql", "pgbench executor.sql: our exact statements"},
-            new String[] {"executor-minimal.sql", "pgbench executor-minimal.sql: 4 statements"},
-            new String[] {"executor-fused.sql", "pgbench executor-fused.sql: 3 statements"});
+    /** A pgbench script the executor is compared with, and its label in the table. */
+    private record Reference(String script, String label) {
+    }
+
+    private static final String EXACT_SCRIPT = "executor.sql";
+    private static final List<Reference> REFERENCES = List.of(
+            new Reference(EXACT_SCRIPT, "pgbench executor.sql: our exact statements"),
+            new Reference("executor-minimal.sql", "pgbench executor-minimal.sql: 4 statements"),
+            new Reference("executor-fused.sql", "pgbench executor-fused.sql: 3 statements"));
 
     @Override
     public String name() {
@@ -34,14 +39,14 @@ final class ExecutorVsPgbench implements Section {
         for (int callers : run.settings().callers()) {
             Measurement ours = PaymentCalls.executor(run, callers);
             rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
-            for (String[] reference : REFERENCES) {
-                Measurement pgbench = PaymentCalls.pgbench(run, reference[0], callers);
+            for (Reference reference : REFERENCES) {
+                Measurement pgbench = PaymentCalls.pgbench(run, reference.script(), callers);
                 double throughput = Targets.ratio(ours.opsPerSecond(), pgbench.opsPerSecond());
-                ResultRow row = ResultRow.of(title(), reference[1], callers, pgbench)
+                ResultRow row = ResultRow.of(title(), reference.label(), callers, pgbench)
                         .compared("ours/this: ops " + Targets.format(throughput)
                                 + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), pgbench.p50Millis()))
                                 + ", p99 " + Targets.format(Targets.ratio(ours.p99Millis(), pgbench.p99Millis())));
-                if (reference[0].equals("executor.sql") && callers >= TARGET_FROM_CALLERS) {
+                if (reference.script().equals(EXACT_SCRIPT) && callers >= TARGET_FROM_CALLERS) {
                     row = row.target(Targets.atLeast("ops ratio", throughput, THROUGHPUT_FLOOR));
                 }
                 rows.add(row);
