@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jdbi.v3.core.Jdbi;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +28,7 @@ final class BenchmarkDatabase implements AutoCloseable {
     private final String schema;
     private final HikariDataSource admin;
     private final Jdbi adminJdbi;
+    private final AtomicBoolean closed = new AtomicBoolean();
     private boolean checkpointAllowed = true;
 
     private BenchmarkDatabase(BenchmarkSettings settings, String schema, HikariDataSource admin) {
@@ -142,9 +144,12 @@ final class BenchmarkDatabase implements AutoCloseable {
         }
     }
 
-    /** Drops the schema and closes the admin pool. */
+    /** Drops the schema and closes the admin pool; once, however often it is called. */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         try {
             adminJdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.DROP_SCHEMA, schema)));
         } catch (RuntimeException e) {

@@ -121,6 +121,12 @@ public final class BenchmarkMain implements Callable<Integer> {
         List<ResultRow> rows = new ArrayList<>();
         try (BenchmarkDatabase database = BenchmarkDatabase.create(settings)) {
             Pgbench runner = new Pgbench(settings.pgbenchExecutable(), database.libpqEnvironment(), database.schema());
+            // Interrupted with Ctrl-C, the run still drops its schema and files.
+            Thread cleanup = new Thread(() -> {
+                runner.deleteFiles();
+                database.close();
+            }, "benchmark-cleanup");
+            Runtime.getRuntime().addShutdownHook(cleanup);
             try {
                 List<String> header = header(settings, database, usesPgbench(settings) ? runner.version() : "pgbench not used");
                 BenchmarkRun run = new BenchmarkRun(settings, database, runner);
@@ -141,6 +147,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 out.print(new ResultTable(header, rows, run.notes()).render(settings.markdown()));
                 out.flush();
             } finally {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
                 runner.deleteFiles();
             }
         }
