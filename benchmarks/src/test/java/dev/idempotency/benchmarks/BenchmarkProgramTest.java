@@ -68,6 +68,7 @@ class BenchmarkProgramTest {
         assertEquals(3, overhead.size(), run.output());
         assertTrue(overhead.get(1).matches(".*executor adds p50 [+-]\\d+\\.\\d{3} ms.*(met|NOT MET): added p50 < 0.5 ms.*"),
                 overhead.get(1));
+        assertTrue(overhead.get(2).matches(".*pgbench executor.sql adds p50 [+-]\\d+\\.\\d{3} ms.*"), overhead.get(2));
         // Sections print in the table's order, whatever order they were asked in.
         assertTrue(run.output().indexOf("1 executor vs pgbench") < run.output().indexOf("4 duplicate storm"), run.output());
         List<String> storm = run.rowsOf("4 duplicate storm", "");
