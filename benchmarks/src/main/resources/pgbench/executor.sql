@@ -10,35 +10,35 @@
 \set k random(1, 9000000000000000000)
 -- handle.begin()
 BEGIN;
--- SET_CLAIM_LOCK_TIMEOUT: bound the claim's wait on a concurrent duplicate; keep the old value
-SELECT previous, set_config('lock_timeout', :waitbudget, true)
-FROM (SELECT current_setting('lock_timeout') AS previous OFFSET 0) AS before \gset
--- CLAIM_KEY
+-- CLAIM_KEY: saves lock_timeout, bounds the wait by the wait budget, inserts, and restores it in RETURNING
 INSERT INTO <schema>.idempotency_keys
     (tenant_id, idempotency_key, status, request_fingerprint, lease_token, lease_expires_at, expires_at)
-VALUES (:tenant, :k, 'processing', NULL,
-        NULL, now() + make_interval(secs => NULL),
-        now() + make_interval(secs => :retention))
-ON CONFLICT (tenant_id, idempotency_key) DO NOTHING;
--- RESTORE_LOCK_TIMEOUT
-SELECT set_config('lock_timeout', :previous, true);
+SELECT :tenant, :k, 'processing', NULL,
+       NULL, now() + make_interval(secs => NULL),
+       now() + make_interval(secs => :retention)
+FROM (SELECT set_config('lock_timeout', :waitbudget, true)
+      FROM (SELECT set_config('idempotency.saved_lock_timeout', current_setting('lock_timeout'), true)
+            OFFSET 0) AS saved
+      OFFSET 0) AS bounded
+ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+RETURNING set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true);
 -- handle.savepoint("idempotent_callback"), taken before the callback runs
 SAVEPOINT idempotent_callback;
 -- the callback's business insert
 INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
--- LOCK_ORDERING_KEYS, for the event's ordering key tenant/topic/partition key
-SELECT pg_advisory_xact_lock(:lockspace, hash)
-FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
-      FROM unnest(ARRAY[CAST(:tenant AS text) || '/' || CAST(:topic AS text) || '/' || CAST(:a AS text)]) AS ordering_key
-      ORDER BY 1 OFFSET 0) AS ordered;
--- INSERT_OUTBOX_EVENTS, one event whose partition key is the amount
-INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
-SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
-FROM unnest(ARRAY[CAST(:topic AS text)], ARRAY[CAST(:a AS text)],
-            ARRAY[CAST(:payload AS text)], ARRAY[CAST(:headers AS text)])
-     WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
-ORDER BY e.n;
--- COMPLETE_KEY, storing the callback's result (the amount, a Long)
+-- COMPLETE_KEY_WITH_EVENTS: ordering-key lock, the event (partition key = the amount) and the result
+WITH events AS (
+    INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
+    SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+    FROM unnest(ARRAY[CAST(:topic AS text)], ARRAY[CAST(:a AS text)],
+                ARRAY[CAST(:payload AS text)], ARRAY[CAST(:headers AS text)])
+         WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
+    WHERE (SELECT count(*)
+           FROM (SELECT pg_advisory_xact_lock(:lockspace, hash)
+                 FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
+                       FROM unnest(ARRAY[CAST(:tenant AS text) || '/' || CAST(:topic AS text) || '/' || CAST(:a AS text)]) AS ordering_key
+                       ORDER BY 1 OFFSET 0) AS ordered) AS locks) >= 0
+    ORDER BY e.n)
 UPDATE <schema>.idempotency_keys
 SET status = 'completed', result = CAST(:a AS jsonb), result_type = :resulttype, updated_at = now()
 WHERE tenant_id = :tenant AND idempotency_key = :k;
