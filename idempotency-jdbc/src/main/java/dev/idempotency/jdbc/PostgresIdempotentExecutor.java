@@ -25,7 +25,6 @@ import java.util.Optional;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.statement.Update;
 import org.jdbi.v3.postgres.PostgresPlugin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -301,13 +300,15 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest,
                                       Long leaseToken, Double leaseSeconds) {
         for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
-            boolean inserted = handle.createQuery(sql.claimKey)
-                    .bind("tenant", tenant).bind("key", key).bind("fingerprint", digest)
-                    .bind("leaseToken", leaseToken).bind("leaseSeconds", leaseSeconds)
-                    .bind("retentionSeconds", retentionSeconds).bind("waitBudget", waitBudgetSetting)
-                    .mapTo(String.class)
-                    .findOne()
-                    .isPresent();
+            boolean inserted;
+            try (JdbcStatement.Call insert = sql.claimKey.on(handle.getConnection())) {
+                inserted = insert.text("tenant", tenant).text("key", key).bytes("fingerprint", digest)
+                        .bigint("leaseToken", leaseToken).number("leaseSeconds", leaseSeconds)
+                        .number("retentionSeconds", retentionSeconds).text("waitBudget", waitBudgetSetting)
+                        .returnsRow();
+            } catch (SQLException e) {
+                throw JdbcStatement.failure(e);
+            }
             if (inserted) {
                 return Optional.empty();
             }
@@ -393,21 +394,21 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
         requireOpenTransaction(handle, key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, resultType);
-        try {
-            Update completion = handle.createUpdate(outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents)
-                    .bind("tenant", tenant).bind("key", key)
-                    .bind("result", stored.json()).bind("resultType", stored.typeName());
+        JdbcStatement statement = outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents;
+        try (JdbcStatement.Call completion = statement.on(handle.getConnection())) {
+            completion.text("tenant", tenant).text("key", key)
+                    .text("result", stored.json()).text("resultType", stored.typeName());
             if (outbox.size() > 0) {
                 outbox.bindEvents(completion);
             }
-            completion.execute();
-        } catch (RuntimeException e) {
-            String state = DatabaseErrors.sqlState(e);
+            completion.update();
+        } catch (SQLException e) {
+            String state = e.getSQLState();
             if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
                 throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
                         + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
             }
-            throw e;
+            throw JdbcStatement.failure(e);
         }
         handle.commit();
         if (outbox.size() > 0) {

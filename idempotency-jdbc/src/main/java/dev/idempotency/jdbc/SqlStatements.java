@@ -3,7 +3,8 @@ package dev.idempotency.jdbc;
 /**
  * Every SQL statement of this module, by name. Templates name the schema as {@code <schema>}; an
  * instance holds them rendered once for a validated schema name, so no identifier is ever
- * concatenated from unchecked input and no statement is rebuilt per call.
+ * concatenated from unchecked input and no statement is rebuilt per call. The three statements of
+ * every call (claim, complete, complete with events) run on plain JDBC ({@link JdbcStatement}).
  */
 final class SqlStatements {
 
@@ -201,17 +202,17 @@ final class SqlStatements {
     /** First key of the advisory lock pair: keeps our locks apart from the application's own. */
     static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
 
-    final String claimKey;
+    final JdbcStatement claimKey;
     final String findKey;
     final String reclaimExpiredKey;
-    final String completeKey;
+    final JdbcStatement completeKey;
     final String failKey;
     final String failAbandonedKey;
     final String confirmLease;
     final String findLeaseExpiry;
     final String releaseLease;
     final String failLeasedKey;
-    final String completeKeyWithEvents;
+    final JdbcStatement completeKeyWithEvents;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
     final String purgePublishedEvents;
@@ -223,17 +224,17 @@ final class SqlStatements {
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
     SqlStatements(String schema) {
         String quoted = '"' + schema + '"';
-        this.claimKey = render(CLAIM_KEY, quoted);
+        this.claimKey = JdbcStatement.of(render(CLAIM_KEY, quoted));
         this.findKey = render(FIND_KEY, quoted);
         this.reclaimExpiredKey = render(RECLAIM_EXPIRED_KEY, quoted);
-        this.completeKey = render(COMPLETE_KEY, quoted);
+        this.completeKey = JdbcStatement.of(render(COMPLETE_KEY, quoted));
         this.failKey = render(FAIL_KEY, quoted);
         this.failAbandonedKey = render(FAIL_ABANDONED_KEY, quoted);
         this.confirmLease = render(CONFIRM_LEASE, quoted);
         this.findLeaseExpiry = render(FIND_LEASE_EXPIRY, quoted);
         this.releaseLease = render(RELEASE_LEASE, quoted);
         this.failLeasedKey = render(FAIL_LEASED_KEY, quoted);
-        this.completeKeyWithEvents = render(COMPLETE_KEY_WITH_EVENTS, quoted);
+        this.completeKeyWithEvents = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted));
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
         this.purgePublishedEvents = render(PURGE_PUBLISHED_EVENTS, quoted);

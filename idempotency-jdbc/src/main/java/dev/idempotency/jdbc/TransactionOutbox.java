@@ -99,7 +99,7 @@ final class TransactionOutbox implements OutboxWriter {
      * Binds the buffered events, in emission order, onto the statement that stores the result and
      * inserts them ({@link SqlStatements#completeKeyWithEvents}).
      */
-    void bindEvents(org.jdbi.v3.core.statement.Update completion) {
+    void bindEvents(JdbcStatement.Call completion) throws java.sql.SQLException {
         List<String> orderingKeys = new ArrayList<>(events.size());
         List<String> topics = new ArrayList<>(events.size());
         List<String> partitionKeys = new ArrayList<>(events.size());
@@ -112,11 +112,11 @@ final class TransactionOutbox implements OutboxWriter {
             payloads.add(event.payloadJson());
             headers.add(event.headersJson());
         }
-        completion.bind("lockSpace", SqlStatements.OUTBOX_LOCK_SPACE)
-                .bindArray("orderingKeys", String.class, orderingKeys)
-                .bindArray("topics", String.class, topics)
-                .bindArray("partitionKeys", String.class, partitionKeys)
-                .bindArray("payloads", String.class, payloads)
-                .bindArray("headers", String.class, headers);
+        completion.integer("lockSpace", SqlStatements.OUTBOX_LOCK_SPACE)
+                .textArray("orderingKeys", orderingKeys)
+                .textArray("topics", topics)
+                .textArray("partitionKeys", partitionKeys)
+                .textArray("payloads", payloads)
+                .textArray("headers", headers);
     }
 }
