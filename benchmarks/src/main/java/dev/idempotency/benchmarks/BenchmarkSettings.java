@@ -1,0 +1,270 @@
+package dev.idempotency.benchmarks;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Validated, immutable settings of one benchmark run: which sections, how long each cell runs, at
+ * which concurrency, and where PostgreSQL, Redis and pgbench are. Invalid values fail at
+ * {@link Builder#build()} with a message naming the setting.
+ */
+final class BenchmarkSettings {
+    /** Above this a single pool would take most of a default PostgreSQL's 100 connections. */
+    static final int MAX_CALLERS = 64;
+    /** The duplicate storm's pool plus the admin connection must fit under max_connections = 100. */
+    static final int MAX_STORM_CALLERS = 90;
+
+    private final List<String> sections;
+    private final List<Integer> callers;
+    private final Duration window;
+    private final Duration warmup;
+    private final Duration jitWarmup;
+    private final int repeat;
+    private final int stormCallers;
+    private final String jdbcUrl;
+    private final String dbUser;
+    private final String dbPassword;
+    private final URI redisUri;
+    private final String pgbenchExecutable;
+    private final boolean markdown;
+    private final String commandLine;
+
+    private BenchmarkSettings(Builder b, List<String> sections, List<Integer> callers) {
+        this.sections = List.copyOf(sections);
+        this.callers = List.copyOf(callers);
+        this.window = Duration.ofSeconds(b.seconds);
+        this.warmup = Duration.ofSeconds(b.warmupSeconds);
+        this.jitWarmup = Duration.ofSeconds(b.jitWarmupSeconds);
+        this.repeat = b.repeat;
+        this.stormCallers = b.stormCallers;
+        this.jdbcUrl = b.jdbcUrl;
+        this.dbUser = b.dbUser;
+        this.dbPassword = b.dbPassword;
+        this.redisUri = URI.create(b.redisUri);
+        this.pgbenchExecutable = b.pgbenchExecutable;
+        this.markdown = b.markdown;
+        this.commandLine = b.commandLine;
+    }
+
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /** Section names to run, in the table's order. */
+    List<String> sections() {
+        return sections;
+    }
+
+    /** Concurrent callers of each throughput cell; every pool is sized to it. */
+    List<Integer> callers() {
+        return callers;
+    }
+
+    /** The measured window of each cell. */
+    Duration window() {
+        return window;
+    }
+
+    /** The unrecorded run before each cell's window. */
+    Duration warmup() {
+        return warmup;
+    }
+
+    /**
+     * Extra warm-up before the first cell of each Java workload, so that the measured code is what
+     * the JIT compiles rather than the interpreter (pgbench needs none).
+     */
+    Duration jitWarmup() {
+        return jitWarmup;
+    }
+
+    /** How often each cell is measured; the table shows the medians. */
+    int repeat() {
+        return repeat;
+    }
+
+    /** Callers racing on one key in the duplicate storm. */
+    int stormCallers() {
+        return stormCallers;
+    }
+
+    String jdbcUrl() {
+        return jdbcUrl;
+    }
+
+    /** Database user when the URL does not name one, else null. */
+    String dbUser() {
+        return dbUser;
+    }
+
+    /** Database password, or null. */
+    String dbPassword() {
+        return dbPassword;
+    }
+
+    URI redisUri() {
+        return redisUri;
+    }
+
+    /** The pgbench program, a path or a name looked up on PATH. */
+    String pgbenchExecutable() {
+        return pgbenchExecutable;
+    }
+
+    /** Print the table as Markdown instead of aligned plain text. */
+    boolean markdown() {
+        return markdown;
+    }
+
+    /** How the run was started, for the table's header. */
+    String commandLine() {
+        return commandLine;
+    }
+
+    /** Mutable builder for {@link BenchmarkSettings}, with the program's defaults. */
+    static final class Builder {
+        private List<String> sections = Sections.names();
+        private List<Integer> callers = List.of(1, 8, 32);
+        private int seconds = 10;
+        private int warmupSeconds = 5;
+        private int jitWarmupSeconds = 20;
+        private int repeat = 1;
+        private int stormCallers = 64;
+        private String jdbcUrl = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
+        private String dbUser;
+        private String dbPassword;
+        private String redisUri = "redis://127.0.0.1:6379";
+        private String pgbenchExecutable = "pgbench";
+        private boolean markdown;
+        private String commandLine = "java -jar benchmarks/target/benchmarks.jar";
+
+        private Builder() {
+        }
+
+        Builder sections(List<String> sections) {
+            this.sections = sections;
+            return this;
+        }
+
+        Builder callers(List<Integer> callers) {
+            this.callers = callers;
+            return this;
+        }
+
+        Builder seconds(int seconds) {
+            this.seconds = seconds;
+            return this;
+        }
+
+        Builder warmupSeconds(int warmupSeconds) {
+            this.warmupSeconds = warmupSeconds;
+            return this;
+        }
+
+        Builder jitWarmupSeconds(int jitWarmupSeconds) {
+            this.jitWarmupSeconds = jitWarmupSeconds;
+            return this;
+        }
+
+        Builder repeat(int repeat) {
+            this.repeat = repeat;
+            return this;
+        }
+
+        Builder stormCallers(int stormCallers) {
+            this.stormCallers = stormCallers;
+            return this;
+        }
+
+        Builder jdbcUrl(String jdbcUrl) {
+            this.jdbcUrl = jdbcUrl;
+            return this;
+        }
+
+        Builder dbUser(String dbUser) {
+            this.dbUser = dbUser;
+            return this;
+        }
+
+        Builder dbPassword(String dbPassword) {
+            this.dbPassword = dbPassword;
+            return this;
+        }
+
+        Builder redisUri(String redisUri) {
+            this.redisUri = redisUri;
+            return this;
+        }
+
+        Builder pgbenchExecutable(String pgbenchExecutable) {
+            this.pgbenchExecutable = pgbenchExecutable;
+            return this;
+        }
+
+        Builder markdown(boolean markdown) {
+            this.markdown = markdown;
+            return this;
+        }
+
+        Builder commandLine(String commandLine) {
+            this.commandLine = commandLine;
+            return this;
+        }
+
+        BenchmarkSettings build() {
+            if (sections == null || sections.isEmpty()) {
+                throw new IllegalArgumentException("sections must name at least one of " + Sections.names());
+            }
+            for (String name : sections) {
+                if (!Sections.names().contains(name)) {
+                    throw new IllegalArgumentException("sections: unknown section '" + name + "'; known: " + Sections.names());
+                }
+            }
+            // The table's order is the sections' order, whatever order they were asked in.
+            List<String> ordered = Sections.names().stream().filter(sections::contains).toList();
+            if (callers == null || callers.isEmpty()) {
+                throw new IllegalArgumentException("callers must list at least one caller count");
+            }
+            for (Integer count : callers) {
+                if (count == null || count < 1 || count > MAX_CALLERS) {
+                    throw new IllegalArgumentException("callers must each be between 1 and " + MAX_CALLERS + " (was " + count + ")");
+                }
+            }
+            if (seconds < 1) {
+                throw new IllegalArgumentException("seconds must be at least 1 (was " + seconds + ")");
+            }
+            if (warmupSeconds < 0) {
+                throw new IllegalArgumentException("warmup must be 0 or more seconds (was " + warmupSeconds + ")");
+            }
+            if (jitWarmupSeconds < 0) {
+                throw new IllegalArgumentException("jitWarmup must be 0 or more seconds (was " + jitWarmupSeconds + ")");
+            }
+            if (repeat < 1) {
+                throw new IllegalArgumentException("repeat must be at least 1 (was " + repeat + ")");
+            }
+            if (stormCallers < 2 || stormCallers > MAX_STORM_CALLERS) {
+                throw new IllegalArgumentException("stormCallers must be between 2 and " + MAX_STORM_CALLERS
+                        + " (was " + stormCallers + ")");
+            }
+            if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
+                throw new IllegalArgumentException("jdbcUrl must be a jdbc:postgresql: URL (was " + jdbcUrl + ")");
+            }
+            URI redis;
+            try {
+                redis = URI.create(Objects.requireNonNull(redisUri, "null"));
+            } catch (IllegalArgumentException | NullPointerException e) {
+                throw new IllegalArgumentException("redisUri must be a URI like redis://127.0.0.1:6379 (was " + redisUri + ")", e);
+            }
+            if (!"redis".equals(redis.getScheme()) || redis.getHost() == null) {
+                throw new IllegalArgumentException("redisUri must be a URI like redis://127.0.0.1:6379 (was " + redisUri + ")");
+            }
+            if (pgbenchExecutable == null || pgbenchExecutable.isBlank()) {
+                throw new IllegalArgumentException("pgbenchExecutable must name the pgbench program");
+            }
+            Objects.requireNonNull(commandLine, "commandLine");
+            return new BenchmarkSettings(this, ordered, callers.stream().distinct().sorted().toList());
+        }
+    }
+}

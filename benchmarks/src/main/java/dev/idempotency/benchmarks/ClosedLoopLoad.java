@@ -1,0 +1,122 @@
+package dev.idempotency.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs one operation from a fixed number of caller threads, each sending its next call as soon as
+ * the last returns (a closed loop, as pgbench does), first for a warm-up that is not recorded, then
+ * for the measured window. Only calls that start inside the window are counted. The JVM's CPU time
+ * over the window (callers, GC and JIT alike) divided by the calls is the client's CPU per call.
+ */
+final class ClosedLoopLoad {
+    /** Grace after the window for calls still in flight, past which the run is reported as stuck. */
+    private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(60);
+
+    /** One call of the measured operation; an exception counts as an error. */
+    @FunctionalInterface
+    interface Call {
+        void run() throws Exception;
+    }
+
+    private ClosedLoopLoad() {
+    }
+
+    static Measurement run(String name, int callers, Duration warmup, Duration window, Call call)
+            throws InterruptedException {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Histogram> histograms = new ArrayList<>();
+        long[] lastReturn = new long[callers];
+        AtomicLong errors = new AtomicLong();
+        AtomicReference<String> firstError = new AtomicReference<>();
+        long[] windowStart = new long[1];
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < callers; i++) {
+            Histogram histogram = Measurement.newLatencyHistogram();
+            histograms.add(histogram);
+            int index = i;
+            Thread thread = new Thread(() -> {
+                try {
+                    start.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                long measureFrom = windowStart[0];
+                long measureUntil = measureFrom + window.toNanos();
+                long now = System.nanoTime();
+                while (now < measureFrom && !Thread.currentThread().isInterrupted()) {
+                    callOnce(call, errors, firstError);
+                    now = System.nanoTime();
+                }
+                while (now < measureUntil && !Thread.currentThread().isInterrupted()) {
+                    long began = now;
+                    if (callOnce(call, errors, firstError)) {
+                        now = System.nanoTime();
+                        histogram.recordValue(Math.max(1_000L, Math.min(now - began, histogram.getHighestTrackableValue())));
+                    } else {
+                        now = System.nanoTime();
+                    }
+                }
+                lastReturn[index] = now;
+            }, name + "-caller-" + i);
+            thread.setDaemon(true);
+            threads.add(thread);
+            thread.start();
+        }
+        windowStart[0] = System.nanoTime() + warmup.toNanos();
+        start.countDown();
+        sleepUntil(windowStart[0]);
+        long cpuAtStart = processCpuNanos();
+        sleepUntil(windowStart[0] + window.toNanos());
+        long cpuAtEnd = processCpuNanos();
+
+        long deadline = windowStart[0] + window.toNanos() + STRAGGLER_GRACE.toNanos();
+        for (Thread thread : threads) {
+            thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            if (thread.isAlive()) {
+                threads.forEach(Thread::interrupt);
+                throw new IllegalStateException(name + ": a caller was still inside a call " + STRAGGLER_GRACE.toSeconds()
+                        + " s after the measured window ended; the database or broker may be stuck");
+            }
+        }
+        Histogram all = Measurement.newLatencyHistogram();
+        histograms.forEach(all::add);
+        long end = windowStart[0];
+        for (long returned : lastReturn) {
+            end = Math.max(end, returned);
+        }
+        Measurement measured = Measurement.of(all, (end - windowStart[0]) / 1e9, errors.get(), firstError.get());
+        return measured.operations() == 0 ? measured
+                : measured.withClientCpu((cpuAtEnd - cpuAtStart) / 1_000.0 / measured.operations());
+    }
+
+    private static void sleepUntil(long nanoTime) throws InterruptedException {
+        long left;
+        while ((left = nanoTime - System.nanoTime()) > 0) {
+            Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+        }
+    }
+
+    /** CPU time of this whole JVM so far, in nanoseconds. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    private static boolean callOnce(Call call, AtomicLong errors, AtomicReference<String> firstError) {
+        try {
+            call.run();
+            return true;
+        } catch (Exception e) {
+            errors.incrementAndGet();
+            firstError.compareAndSet(null, e.toString());
+            return false;
+        }
+    }
+}

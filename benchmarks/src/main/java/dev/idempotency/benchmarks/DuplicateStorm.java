@@ -1,0 +1,204 @@
+package dev.idempotency.benchmarks;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.Outcome;
+import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Section 4: a duplicate storm. Callers (64 by default) are released together by a barrier with the
+ * same fresh key; one runs the payment, the rest wait on its row and replay. Per round it measures
+ * the time from the winner's return (just after its commit) to the last duplicate's return, over
+ * as many rounds as fit in the window. Target: p99 under 5 ms, and no errors (every round exactly
+ * one first run, every other call a replay).
+ */
+final class DuplicateStorm implements Section {
+    static final double LAST_REPLAY_CEILING_MILLIS = 5.0;
+    /** The admin connection, and a margin for a monitoring session, beside the storm's pool. */
+    private static final int SPARE_CONNECTIONS = 2;
+    /** Longest a caller waits at the barrier for the others before the storm is declared stuck. */
+    private static final long BARRIER_TIMEOUT_SECONDS = 120;
+
+    private static final int FIRST_RUN = 0;
+    private static final int REPLAY = 1;
+    private static final int ERROR = 2;
+
+    @Override
+    public String name() {
+        return "storm";
+    }
+
+    @Override
+    public String title() {
+        return "4 duplicate storm";
+    }
+
+    @Override
+    public List<ResultRow> run(BenchmarkRun run) throws Exception {
+        int callers = run.settings().stormCallers();
+        int free = run.database().freeConnections();
+        if (free < callers + SPARE_CONNECTIONS) {
+            throw new IllegalStateException("the duplicate storm needs " + callers + " connections (plus "
+                    + SPARE_CONNECTIONS + " spare) but PostgreSQL accepts only " + free + " more right now "
+                    + "(max_connections minus reserved minus those in use); free some, or lower --storm-callers");
+        }
+        Measurement m = run.cell("storm", callers, () -> storm(run, callers));
+        String measured = callers + " callers, one key: last replay after winner returns";
+        ResultRow row = new ResultRow(title(), measured, callers, null, m.p50Millis(), m.p99Millis(), null,
+                m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : ""),
+                Targets.verdict(m.p99Millis() < LAST_REPLAY_CEILING_MILLIS && m.errors() == 0,
+                        "p99 < " + (long) LAST_REPLAY_CEILING_MILLIS + " ms, 0 errors"));
+        run.note("Section 4: p50/p99 are of the last duplicate's return after the winner's return, per round; "
+                + "a duplicate that returns before the winner's thread records its own return counts as 0.");
+        return List.of(row);
+    }
+
+    private static Measurement storm(BenchmarkRun run, int callers) throws Exception {
+        try (HikariDataSource pool = run.database().pool("storm", callers)) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
+                    .config(run.executorConfig()).build();
+            String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+            Duration warmup = run.warmup("storm");
+            Rounds rounds = new Rounds(callers, System.nanoTime() + warmup.toNanos(), run.settings().window().toNanos());
+            CyclicBarrier barrier = new CyclicBarrier(callers, rounds::next);
+            List<Thread> threads = new ArrayList<>();
+            AtomicReference<Exception> stuck = new AtomicReference<>();
+            for (int i = 0; i < callers; i++) {
+                int index = i;
+                Thread thread = new Thread(() -> {
+                    try {
+                        while (true) {
+                            barrier.await(BARRIER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                            String key = rounds.key;
+                            if (key == null) {
+                                return;
+                            }
+                            try {
+                                Outcome<Long> outcome = PaymentCalls.executorPayment(executor, insertPayment, key);
+                                rounds.record(index, outcome.replayed() ? REPLAY : FIRST_RUN, null);
+                            } catch (RuntimeException e) {
+                                rounds.record(index, ERROR, e);
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } catch (BrokenBarrierException | TimeoutException e) {
+                        stuck.compareAndSet(null, e);
+                        barrier.reset();
+                    }
+                }, "storm-caller-" + i);
+                thread.setDaemon(true);
+                threads.add(thread);
+                thread.start();
+            }
+            long joinDeadline = System.nanoTime() + warmup.toNanos() + run.settings().window().toNanos()
+                    + TimeUnit.SECONDS.toNanos(BARRIER_TIMEOUT_SECONDS * 2);
+            for (Thread thread : threads) {
+                thread.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
+                if (thread.isAlive()) {
+                    threads.forEach(Thread::interrupt);
+                    throw new IllegalStateException("duplicate storm: a caller did not finish; the database may be stuck");
+                }
+            }
+            if (stuck.get() != null) {
+                throw new IllegalStateException("duplicate storm: callers stopped meeting at the barrier ("
+                        + stuck.get() + "); a call may have hung", stuck.get());
+            }
+            return rounds.result();
+        }
+    }
+
+    /**
+     * The rounds' bookkeeping. The barrier runs {@link #next()} once all callers have returned from
+     * a round: it scores that round and hands out the next key (or null to stop). The barrier orders
+     * these writes before the callers' reads, so plain fields suffice.
+     */
+    private static final class Rounds {
+        private final int[] kinds;
+        private final long[] returnedAt;
+        private final long measureFrom;
+        private final long measureUntil;
+        private final Histogram lastReplay = Measurement.newLatencyHistogram();
+        private volatile String key;
+        private long roundStartedAt;
+        private long measuredRounds;
+        private long errors;
+        private String firstError;
+
+        Rounds(int callers, long measureFrom, long windowNanos) {
+            this.kinds = new int[callers];
+            this.returnedAt = new long[callers];
+            this.measureFrom = measureFrom;
+            this.measureUntil = measureFrom + windowNanos;
+        }
+
+        void record(int caller, int kind, Exception error) {
+            returnedAt[caller] = System.nanoTime();
+            kinds[caller] = kind;
+            if (error != null) {
+                synchronized (this) {
+                    if (firstError == null) {
+                        firstError = error.toString();
+                    }
+                }
+            }
+        }
+
+        void next() {
+            if (key != null) {
+                score();
+            }
+            roundStartedAt = System.nanoTime();
+            key = roundStartedAt < measureUntil ? PaymentCalls.freshKey() : null;
+        }
+
+        private void score() {
+            boolean measured = roundStartedAt >= measureFrom;
+            int winner = -1;
+            int firstRuns = 0;
+            int failed = 0;
+            for (int i = 0; i < kinds.length; i++) {
+                if (kinds[i] == FIRST_RUN) {
+                    firstRuns++;
+                    winner = i;
+                } else if (kinds[i] == ERROR) {
+                    failed++;
+                }
+            }
+            if (failed > 0 || firstRuns != 1) {
+                errors += Math.max(failed, 1);
+                synchronized (this) {
+                    if (firstError == null) {
+                        firstError = "a round had " + firstRuns + " first runs";
+                    }
+                }
+                return;
+            }
+            if (!measured) {
+                return;
+            }
+            long last = 0;
+            for (int i = 0; i < kinds.length; i++) {
+                if (i != winner) {
+                    last = Math.max(last, returnedAt[i] - returnedAt[winner]);
+                }
+            }
+            lastReplay.recordValue(Math.max(1_000L, Math.min(last, lastReplay.getHighestTrackableValue())));
+            measuredRounds++;
+        }
+
+        Measurement result() {
+            Measurement m = Measurement.of(lastReplay, (measureUntil - measureFrom) / 1e9, errors, firstError);
+            return new Measurement(measuredRounds, m.opsPerSecond(), m.p50Millis(), m.p99Millis(), Double.NaN,
+                    errors, firstError);
+        }
+    }
+}

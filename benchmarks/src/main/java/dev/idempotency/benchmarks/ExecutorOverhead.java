@@ -1,0 +1,48 @@
+package dev.idempotency.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Section 2: what idempotency adds. At each caller count: the same payment insert in a bare Jdbi
+ * transaction (and in pgbench's bare.sql), with the executor's added latency at p50 and p99.
+ * Target: under 0.5 ms added at p50 with one caller.
+ */
+final class ExecutorOverhead implements Section {
+    static final double ADDED_P50_CEILING_MILLIS = 0.5;
+
+    @Override
+    public String name() {
+        return "overhead";
+    }
+
+    @Override
+    public String title() {
+        return "2 executor vs bare tx";
+    }
+
+    @Override
+    public List<ResultRow> run(BenchmarkRun run) throws Exception {
+        List<ResultRow> rows = new ArrayList<>();
+        for (int callers : run.settings().callers()) {
+            Measurement ours = PaymentCalls.executor(run, callers);
+            Measurement bare = PaymentCalls.bare(run, callers);
+            Measurement pgbench = PaymentCalls.pgbench(run, "bare.sql", callers);
+            double addedP50 = ours.p50Millis() - bare.p50Millis();
+            double addedP99 = ours.p99Millis() - bare.p99Millis();
+            rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
+            ResultRow bareRow = ResultRow.of(title(), PaymentCalls.BARE_CELL, callers, bare)
+                    .compared(String.format(Locale.ROOT, "executor adds p50 %+.3f ms, p99 %+.3f ms; ops %s of this",
+                            addedP50, addedP99, Targets.format(Targets.ratio(ours.opsPerSecond(), bare.opsPerSecond()))));
+            if (callers == 1) {
+                bareRow = bareRow.target(Targets.below("added p50", addedP50, ADDED_P50_CEILING_MILLIS));
+            }
+            rows.add(bareRow);
+            rows.add(ResultRow.of(title(), "pgbench bare.sql: payment", callers, pgbench)
+                    .compared("bare Jdbi/this: ops " + Targets.format(Targets.ratio(bare.opsPerSecond(), pgbench.opsPerSecond()))
+                            + ", p50 " + Targets.format(Targets.ratio(bare.p50Millis(), pgbench.p50Millis()))));
+        }
+        return rows;
+    }
+}

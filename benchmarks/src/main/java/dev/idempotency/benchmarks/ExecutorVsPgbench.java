@@ -1,0 +1,59 @@
+package dev.idempotency.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Section 1: the executor against the physical limit. At each caller count: executor.run doing one
+ * payment and one outbox event, then pgbench running the executor's exact statements
+ * (executor.sql), shared's minimal four statements (executor-minimal.sql) and their fused form.
+ * Target: at least 0.90 of pgbench's executor.sql throughput at 8 callers and more.
+ */
+final class ExecutorVsPgbench implements Section {
+    static final double THROUGHPUT_FLOOR = 0.90;
+    static final int TARGET_FROM_CALLERS = 8;
+
+    /** A pgbench script the executor is compared with, and its label in the table. */
+    private record Reference(String script, String label) {
+    }
+
+    private static final String EXACT_SCRIPT = "executor.sql";
+    private static final List<Reference> REFERENCES = List.of(
+            new Reference(EXACT_SCRIPT, "pgbench executor.sql: our exact statements"),
+            new Reference("executor-minimal.sql", "pgbench executor-minimal.sql: 4 statements"),
+            new Reference("executor-fused.sql", "pgbench executor-fused.sql: 3 statements"));
+
+    @Override
+    public String name() {
+        return "pgbench";
+    }
+
+    @Override
+    public String title() {
+        return "1 executor vs pgbench";
+    }
+
+    @Override
+    public List<ResultRow> run(BenchmarkRun run) throws Exception {
+        List<ResultRow> rows = new ArrayList<>();
+        for (int callers : run.settings().callers()) {
+            Measurement ours = PaymentCalls.executor(run, callers);
+            rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
+            for (Reference reference : REFERENCES) {
+                Measurement pgbench = PaymentCalls.pgbench(run, reference.script(), callers);
+                double throughput = Targets.ratio(ours.opsPerSecond(), pgbench.opsPerSecond());
+                ResultRow row = ResultRow.of(title(), reference.label(), callers, pgbench)
+                        .compared("ours/this: ops " + Targets.format(throughput)
+                                + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), pgbench.p50Millis()))
+                                + ", p99 " + Targets.format(Targets.ratio(ours.p99Millis(), pgbench.p99Millis())));
+                if (reference.script().equals(EXACT_SCRIPT) && callers >= TARGET_FROM_CALLERS) {
+                    row = row.target(Targets.atLeast("ops ratio", throughput, THROUGHPUT_FLOOR));
+                }
+                rows.add(row);
+            }
+        }
+        run.note("Section 1: pgbench sends BEGIN as a round trip of its own, pgjdbc sends it with the first statement; "
+                + "executor.sql is otherwise the executor's statement sequence, statement for statement.");
+        return rows;
+    }
+}

@@ -1,0 +1,58 @@
+package dev.idempotency.benchmarks;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+import org.HdrHistogram.Histogram;
+
+/**
+ * What one cell of the table measured: operations completed in the measured window, their rate, the
+ * 50th and 99th latency percentiles, the client process's CPU time per operation (NaN when not
+ * measured), and how many operations failed (with the first failure's text).
+ */
+record Measurement(long operations, double opsPerSecond, double p50Millis, double p99Millis,
+                   double clientCpuMicrosPerOp, long errors, String firstError) {
+
+    private static final double NANOS_PER_MILLI = 1_000_000.0;
+
+    /** A histogram that takes latencies in nanoseconds from 1 µs to one minute, at 3 significant digits. */
+    static Histogram newLatencyHistogram() {
+        return new Histogram(1_000L, 60_000_000_000L, 3);
+    }
+
+    /** Reads rate and percentiles from a histogram of nanosecond latencies. */
+    static Measurement of(Histogram latenciesNanos, double elapsedSeconds, long errors, String firstError) {
+        long operations = latenciesNanos.getTotalCount();
+        double rate = elapsedSeconds > 0 ? operations / elapsedSeconds : 0;
+        return new Measurement(operations, rate,
+                latenciesNanos.getValueAtPercentile(50) / NANOS_PER_MILLI,
+                latenciesNanos.getValueAtPercentile(99) / NANOS_PER_MILLI,
+                Double.NaN, errors, firstError);
+    }
+
+    /** This measurement with the client's CPU time per operation. */
+    Measurement withClientCpu(double microsPerOp) {
+        return new Measurement(operations, opsPerSecond, p50Millis, p99Millis, microsPerOp, errors, firstError);
+    }
+
+    /** Each figure's median over repetitions of the same cell; errors are summed, not averaged away. */
+    static Measurement median(List<Measurement> runs) {
+        if (runs.size() == 1) {
+            return runs.get(0);
+        }
+        long errors = runs.stream().mapToLong(Measurement::errors).sum();
+        String firstError = runs.stream().map(Measurement::firstError).filter(e -> e != null).findFirst().orElse(null);
+        return new Measurement(Math.round(median(runs, m -> m.operations)), median(runs, Measurement::opsPerSecond),
+                median(runs, Measurement::p50Millis), median(runs, Measurement::p99Millis),
+                median(runs, Measurement::clientCpuMicrosPerOp), errors, firstError);
+    }
+
+    private static double median(List<Measurement> runs, ToDoubleFunction<Measurement> figure) {
+        List<Double> values = new ArrayList<>();
+        runs.forEach(m -> values.add(figure.applyAsDouble(m)));
+        values.sort(Comparator.naturalOrder());
+        int middle = values.size() / 2;
+        return values.size() % 2 == 1 ? values.get(middle) : (values.get(middle - 1) + values.get(middle)) / 2;
+    }
+}

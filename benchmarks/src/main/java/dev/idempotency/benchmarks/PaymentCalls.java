@@ -1,0 +1,99 @@
+package dev.idempotency.benchmarks;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.Outcome;
+import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The business call every section measures, in its two Java forms: through the executor (one
+ * payment row and one outbox event, idempotent) and as a bare Jdbi transaction (the payment row
+ * alone). Amounts, partition keys and keys are drawn as the pgbench scripts draw them.
+ */
+final class PaymentCalls {
+    static final String TENANT = "t1";
+    static final String TOPIC = "payments";
+    /** The executor cell's name, shared by every section that compares against it. */
+    static final String EXECUTOR_CELL = "executor.run: payment + outbox event";
+    static final String BARE_CELL = "bare Jdbi tx: payment";
+
+    private PaymentCalls() {
+    }
+
+    /** A payment amount, 1 to 100000; also the event's partition key, as in the scripts. */
+    static long amount() {
+        return ThreadLocalRandom.current().nextLong(1, 100_001);
+    }
+
+    /** A fresh idempotency key from the scripts' range, so no two calls of a run share one. */
+    static String freshKey() {
+        return Long.toString(ThreadLocalRandom.current().nextLong(1, 9_000_000_000_000_000_001L));
+    }
+
+    /** One idempotent payment through {@code executor}: first runs only, a replay is an error. */
+    static void executorCall(PostgresIdempotentExecutor executor, String insertPayment, String key) {
+        Outcome<Long> outcome = executorPayment(executor, insertPayment, key);
+        if (outcome.replayed()) {
+            throw new IllegalStateException("a fresh key " + key + " was replayed");
+        }
+    }
+
+    /** The executor's call with {@code key}: the payment row, one outbox event, the amount as result. */
+    static Outcome<Long> executorPayment(PostgresIdempotentExecutor executor, String insertPayment, String key) {
+        long amount = amount();
+        return executor.run(key, TENANT, Long.class, tx -> {
+            tx.handle().createUpdate(insertPayment).bind("tenant", TENANT).bind("amount", amount).execute();
+            tx.outbox().publish(TOPIC, Long.toString(amount), Map.of("amount", amount));
+            return amount;
+        });
+    }
+
+    /** The executor at {@code callers} concurrent callers, on a pool of as many connections. */
+    static Measurement executor(BenchmarkRun run, int callers) throws Exception {
+        return run.cell(EXECUTOR_CELL, callers, () -> {
+            try (HikariDataSource pool = run.database().pool("executor-" + callers, callers)) {
+                PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
+                        .config(run.executorConfig()).build();
+                String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+                return ClosedLoopLoad.run("executor", callers, run.warmup(EXECUTOR_CELL), run.settings().window(),
+                        () -> executorCall(executor, insertPayment, freshKey()));
+            }
+        });
+    }
+
+    /** The payment insert alone in a Jdbi transaction, at {@code callers} callers. */
+    static Measurement bare(BenchmarkRun run, int callers) throws Exception {
+        return run.cell(BARE_CELL, callers, () -> {
+            try (HikariDataSource pool = run.database().pool("bare-" + callers, callers)) {
+                Jdbi jdbi = Jdbi.create(pool);
+                String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+                return ClosedLoopLoad.run("bare", callers, run.warmup(BARE_CELL), run.settings().window(),
+                        () -> jdbi.useTransaction(h -> h.createUpdate(insertPayment)
+                                .bind("tenant", TENANT).bind("amount", amount()).execute()));
+            }
+        });
+    }
+
+    /** A pgbench script at {@code callers} clients, with the values the Java side binds. */
+    static Measurement pgbench(BenchmarkRun run, String script, int callers) throws Exception {
+        return run.cell("pgbench " + script, callers, () -> run.pgbench().run(script, callers,
+                run.settings().warmup(), run.settings().window(), pgbenchVariables(run)));
+    }
+
+    /** What executor.sql binds, from the same configuration the Java executor runs with. */
+    static Map<String, String> pgbenchVariables(BenchmarkRun run) {
+        return Map.of(
+                "tenant", TENANT,
+                // PostgresIdempotentExecutor sets lock_timeout to the wait budget in milliseconds, at least 1.
+                "waitbudget", Math.max(1, run.executorConfig().waitBudget().toMillis()) + "ms",
+                "retention", Long.toString(run.executorConfig().retention().toSeconds()),
+                // SqlStatements.OUTBOX_LOCK_SPACE (0x1DE30B0C), the first key of the outbox's advisory locks.
+                "lockspace", "501418764",
+                "topic", TOPIC,
+                "payload", "{\"amount\":1}",
+                "headers", "{}",
+                "resulttype", Long.class.getName());
+    }
+}

@@ -1,0 +1,126 @@
+package dev.idempotency.benchmarks;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisPool;
+import redis.clients.jedis.JedisPoolConfig;
+
+/**
+ * Section 3: the executor against the common alternative, a Redis idempotency check
+ * ({@link RedisIdempotency}) around a Jdbi transaction that writes the same effects: the payment row
+ * and an outbox event row. Target: the executor's fully transactional path is no slower (ours/Redis
+ * throughput at least 1.00).
+ */
+final class RedisAlternative implements Section {
+    static final double THROUGHPUT_FLOOR = 1.0;
+    static final String REDIS_CELL = "Redis SET NX + Lua around Jdbi tx: payment + outbox row";
+
+    @Override
+    public String name() {
+        return "redis";
+    }
+
+    @Override
+    public String title() {
+        return "3 executor vs Redis check";
+    }
+
+    @Override
+    public List<ResultRow> run(BenchmarkRun run) throws Exception {
+        String prefix = "idempotency-bench:" + UUID.randomUUID().toString().substring(0, 8) + ":";
+        RedisIdempotency redis;
+        try (JedisPool setup = new JedisPool(run.settings().redisUri()); Jedis jedis = setup.getResource()) {
+            redis = new RedisIdempotency(jedis, prefix, run.executorConfig().retention());
+            run.note("Section 3: " + describe(jedis, run.settings()));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("Redis at " + run.settings().redisUri() + " does not answer ("
+                    + e.getMessage() + "); start it, or pass --redis-url, or leave out --sections redis", e);
+        }
+        List<ResultRow> rows = new ArrayList<>();
+        try {
+            for (int callers : run.settings().callers()) {
+                Measurement ours = PaymentCalls.executor(run, callers);
+                Measurement theirs = run.cell(REDIS_CELL, callers, () -> measure(run, redis, callers));
+                double throughput = Targets.ratio(ours.opsPerSecond(), theirs.opsPerSecond());
+                rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
+                rows.add(ResultRow.of(title(), REDIS_CELL, callers, theirs)
+                        .compared("ours/this: ops " + Targets.format(throughput)
+                                + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), theirs.p50Millis()))
+                                + ", p99 " + Targets.format(Targets.ratio(ours.p99Millis(), theirs.p99Millis())))
+                        .target(Targets.atLeast("ops ratio", throughput, THROUGHPUT_FLOOR)));
+            }
+        } finally {
+            try (JedisPool cleanup = new JedisPool(run.settings().redisUri()); Jedis jedis = cleanup.getResource()) {
+                redis.deleteAll(jedis);
+            }
+        }
+        return rows;
+    }
+
+    private static Measurement measure(BenchmarkRun run, RedisIdempotency redis, int callers) throws Exception {
+        JedisPoolConfig poolConfig = new JedisPoolConfig();
+        poolConfig.setMaxTotal(callers);
+        poolConfig.setMaxIdle(callers);
+        poolConfig.setMinIdle(callers);
+        poolConfig.setMaxWait(Duration.ofSeconds(30));
+        try (JedisPool redisPool = new JedisPool(poolConfig, run.settings().redisUri());
+             HikariDataSource pool = run.database().pool("redis-" + callers, callers)) {
+            Jdbi jdbi = Jdbi.create(pool);
+            String schema = run.database().schema();
+            String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, schema);
+            String insertEvent = BenchmarkSql.render(BenchmarkSql.INSERT_OUTBOX_EVENT, schema);
+            String payload = "{\"amount\":1}";
+            return ClosedLoopLoad.run("redis", callers, run.warmup(REDIS_CELL), run.settings().window(), () -> {
+                String key = PaymentCalls.freshKey();
+                long amount = PaymentCalls.amount();
+                try (Jedis jedis = redisPool.getResource()) {
+                    RedisIdempotency.Claim claim = redis.claim(jedis, PaymentCalls.TENANT, key);
+                    if (!claim.claimed()) {
+                        throw new IllegalStateException("a fresh key " + key + " was already claimed in Redis");
+                    }
+                    try {
+                        jdbi.useTransaction(h -> {
+                            h.createUpdate(insertPayment).bind("tenant", PaymentCalls.TENANT).bind("amount", amount).execute();
+                            h.createUpdate(insertEvent).bind("tenant", PaymentCalls.TENANT).bind("topic", PaymentCalls.TOPIC)
+                                    .bind("partitionKey", Long.toString(amount)).bind("payload", payload).execute();
+                        });
+                    } catch (RuntimeException e) {
+                        redis.release(jedis, PaymentCalls.TENANT, key, claim.token());
+                        throw e;
+                    }
+                    if (!redis.complete(jedis, PaymentCalls.TENANT, key, claim.token(), Long.toString(amount))) {
+                        throw new IllegalStateException("the Redis claim on " + key + " was lost before its response was stored");
+                    }
+                }
+            });
+        }
+    }
+
+    /** Redis's version and persistence settings: without AOF fsync its claims are not durable. */
+    private static String describe(Jedis jedis, BenchmarkSettings settings) {
+        String version = "?";
+        for (String line : jedis.info("server").split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                version = line.substring("redis_version:".length()).trim();
+            }
+        }
+        String persistence;
+        try {
+            Map<String, String> config = jedis.configGet("appendonly");
+            Map<String, String> fsync = jedis.configGet("appendfsync");
+            Map<String, String> save = jedis.configGet("save");
+            persistence = "appendonly " + config.getOrDefault("appendonly", "?") + ", appendfsync "
+                    + fsync.getOrDefault("appendfsync", "?") + ", save '" + save.getOrDefault("save", "?") + "'";
+        } catch (RuntimeException e) {
+            persistence = "persistence settings unreadable (CONFIG GET refused)";
+        }
+        return "Redis " + version + " at " + settings.redisUri() + " (" + persistence + "); the Redis variant writes "
+                + "the same payment and outbox rows, in a Jdbi transaction between SET NX and the Lua store.";
+    }
+}

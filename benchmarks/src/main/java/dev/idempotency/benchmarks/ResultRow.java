@@ -1,0 +1,26 @@
+package dev.idempotency.benchmarks;
+
+/**
+ * One line of the table: what was measured at how many callers, its rate, latency percentiles and
+ * client CPU per operation (null where a figure does not apply), how it compares, and whether its
+ * target is met.
+ */
+record ResultRow(String section, String measured, int callers, Double opsPerSecond, Double p50Millis,
+                 Double p99Millis, Double clientCpuMicros, String compared, String target) {
+
+    /** A row for a measurement, with nothing compared yet. */
+    static ResultRow of(String section, String measured, int callers, Measurement m) {
+        Double cpu = Double.isNaN(m.clientCpuMicrosPerOp()) ? null : m.clientCpuMicrosPerOp();
+        return new ResultRow(section, measured, callers, m.opsPerSecond(), m.p50Millis(), m.p99Millis(), cpu,
+                m.errors() > 0 ? "ERRORS: " + m.errors() : "", "");
+    }
+
+    ResultRow compared(String text) {
+        String joined = compared.isEmpty() ? text : compared + "; " + text;
+        return new ResultRow(section, measured, callers, opsPerSecond, p50Millis, p99Millis, clientCpuMicros, joined, target);
+    }
+
+    ResultRow target(String verdict) {
+        return new ResultRow(section, measured, callers, opsPerSecond, p50Millis, p99Millis, clientCpuMicros, compared, verdict);
+    }
+}

@@ -1,0 +1,28 @@
+package dev.idempotency.benchmarks;
+
+import java.util.List;
+
+/** The sections the program knows, in the table's order. */
+final class Sections {
+    private static final List<Section> ALL = List.of(
+            new ExecutorVsPgbench(),
+            new ExecutorOverhead(),
+            new RedisAlternative(),
+            new DuplicateStorm());
+
+    private Sections() {
+    }
+
+    static List<Section> all() {
+        return ALL;
+    }
+
+    static List<String> names() {
+        return ALL.stream().map(Section::name).toList();
+    }
+
+    static Section named(String name) {
+        return ALL.stream().filter(s -> s.name().equals(name)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("unknown section '" + name + "'; known: " + names()));
+    }
+}

@@ -1,0 +1,36 @@
+package dev.idempotency.benchmarks;
+
+import java.util.Locale;
+
+/** The targets, each rendered as "met" or "NOT MET" with its threshold, for the table's last column. */
+final class Targets {
+    private Targets() {
+    }
+
+    /** A ratio that must reach {@code floor}, e.g. ours/pgbench throughput at least 0.90. */
+    static String atLeast(String what, double value, double floor) {
+        return verdict(value >= floor, String.format(Locale.ROOT, "%s >= %.2f", what, floor));
+    }
+
+    /** A time that must stay below {@code ceilingMillis}. */
+    static String below(String what, double millis, double ceilingMillis) {
+        return verdict(millis < ceilingMillis, String.format(Locale.ROOT, "%s < %s ms", what, trim(ceilingMillis)));
+    }
+
+    static String verdict(boolean met, String target) {
+        return (met ? "met: " : "NOT MET: ") + target;
+    }
+
+    /** ours / theirs, or NaN when theirs is zero (a failed cell). */
+    static double ratio(double ours, double theirs) {
+        return theirs == 0 ? Double.NaN : ours / theirs;
+    }
+
+    static String format(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    private static String trim(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    }
+}

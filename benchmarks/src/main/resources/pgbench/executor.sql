@@ -1,0 +1,46 @@
+-- What PostgresIdempotentExecutor.run(key, tenant, Long.class, callback) sends for a first call whose
+-- callback makes one business insert and publishes one outbox event: the same statements, in the same
+-- order, with the text of idempotency-jdbc's SqlStatements. Only these differ, none adding work:
+--   * pgbench sends BEGIN as a round trip of its own; pgjdbc sends it with the first statement;
+--   * NULL binds (no fingerprint, no lease) are written as NULL literals;
+--   * pgbench cannot bind a text[] value, so the one-element arrays are built with ARRAY[...].
+-- Variables set by the program with -D, to the values the Java side binds: tenant, waitbudget,
+-- retention, lockspace, topic, payload, headers, resulttype.
+\set a random(1, 100000)
+\set k random(1, 9000000000000000000)
+-- handle.begin()
+BEGIN;
+-- SET_CLAIM_LOCK_TIMEOUT: bound the claim's wait on a concurrent duplicate; keep the old value
+SELECT previous, set_config('lock_timeout', :waitbudget, true)
+FROM (SELECT current_setting('lock_timeout') AS previous OFFSET 0) AS before \gset
+-- CLAIM_KEY
+INSERT INTO <schema>.idempotency_keys
+    (tenant_id, idempotency_key, status, request_fingerprint, lease_token, lease_expires_at, expires_at)
+VALUES (:tenant, :k, 'processing', NULL,
+        NULL, now() + make_interval(secs => NULL),
+        now() + make_interval(secs => :retention))
+ON CONFLICT (tenant_id, idempotency_key) DO NOTHING;
+-- RESTORE_LOCK_TIMEOUT
+SELECT set_config('lock_timeout', :previous, true);
+-- handle.savepoint("idempotent_callback"), taken before the callback runs
+SAVEPOINT idempotent_callback;
+-- the callback's business insert
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+-- LOCK_ORDERING_KEYS, for the event's ordering key tenant/topic/partition key
+SELECT pg_advisory_xact_lock(:lockspace, hash)
+FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
+      FROM unnest(ARRAY[CAST(:tenant AS text) || '/' || CAST(:topic AS text) || '/' || CAST(:a AS text)]) AS ordering_key
+      ORDER BY 1 OFFSET 0) AS ordered;
+-- INSERT_OUTBOX_EVENTS, one event whose partition key is the amount
+INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
+SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+FROM unnest(ARRAY[CAST(:topic AS text)], ARRAY[CAST(:a AS text)],
+            ARRAY[CAST(:payload AS text)], ARRAY[CAST(:headers AS text)])
+     WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
+ORDER BY e.n;
+-- COMPLETE_KEY, storing the callback's result (the amount, a Long)
+UPDATE <schema>.idempotency_keys
+SET status = 'completed', result = CAST(:a AS jsonb), result_type = :resulttype, updated_at = now()
+WHERE tenant_id = :tenant AND idempotency_key = :k;
+-- handle.commit()
+COMMIT;

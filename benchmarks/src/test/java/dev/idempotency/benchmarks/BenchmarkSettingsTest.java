@@ -1,0 +1,47 @@
+package dev.idempotency.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The settings refuse what would make a run meaningless or unsafe for a shared server, naming the setting. */
+class BenchmarkSettingsTest {
+
+    @Test
+    void defaultsRunEverySectionAtOneEightAndThirtyTwoCallers() {
+        BenchmarkSettings settings = BenchmarkSettings.builder().build();
+        assertEquals(List.of("pgbench", "overhead", "redis", "storm"), settings.sections());
+        assertEquals(List.of(1, 8, 32), settings.callers());
+        assertEquals(10, settings.window().toSeconds());
+        assertEquals(64, settings.stormCallers());
+    }
+
+    @Test
+    void sectionsAndCallersAreOrderedAndDeduplicated() {
+        BenchmarkSettings settings = BenchmarkSettings.builder()
+                .sections(List.of("storm", "pgbench")).callers(List.of(8, 1, 8)).build();
+        assertEquals(List.of("pgbench", "storm"), settings.sections());
+        assertEquals(List.of(1, 8), settings.callers());
+    }
+
+    @Test
+    void invalidValuesFailNamingTheSetting() {
+        assertMessage("seconds", BenchmarkSettings.builder().seconds(0));
+        assertMessage("warmup", BenchmarkSettings.builder().warmupSeconds(-1));
+        assertMessage("jitWarmup", BenchmarkSettings.builder().jitWarmupSeconds(-1));
+        assertMessage("repeat", BenchmarkSettings.builder().repeat(0));
+        assertMessage("callers", BenchmarkSettings.builder().callers(List.of(1, 65)));
+        assertMessage("stormCallers", BenchmarkSettings.builder().stormCallers(91));
+        assertMessage("sections", BenchmarkSettings.builder().sections(List.of("relay")));
+        assertMessage("jdbcUrl", BenchmarkSettings.builder().jdbcUrl("jdbc:mysql://localhost/test"));
+        assertMessage("redisUri", BenchmarkSettings.builder().redisUri("http://127.0.0.1:6379"));
+    }
+
+    private static void assertMessage(String setting, BenchmarkSettings.Builder builder) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, builder::build);
+        assertTrue(e.getMessage().startsWith(setting), e.getMessage());
+    }
+}
