@@ -50,8 +50,7 @@ final class PeerOutbox implements Section {
         Measurement ours = RelayThroughput.noOp(run, events, 1);
         Measurement theirs = run.cell("gruelbox transaction-outbox drain", 1, () -> drainPeer(run, events));
         double ratio = Targets.ratio(ours.opsPerSecond(), theirs.opsPerSecond());
-        run.note("Section 7: gruelbox transactionoutbox-core " + TransactionOutbox.class.getPackage().getImplementationVersion()
-                + " (4.2.268 pinned, the newest on Maven Central), Dialect.POSTGRESQL_9, its DefaultPersistor and migrations in "
+        run.note("Section 7: gruelbox transactionoutbox-core 4.2.268 (the newest on Maven Central), Dialect.POSTGRESQL_9, its DefaultPersistor and migrations in "
                 + "schema <run schema>_peer, Submitter.withExecutor(" + PEER_WORKERS + " threads), pool of " + PEER_POOL_SIZE
                 + " connections, flush() called in a loop (it sleeps 5 ms when a flush finds nothing); entries scheduled "
                 + SCHEDULE_CHUNK + " per transaction before timing. Ours: one relay, pool of "
