@@ -28,8 +28,8 @@ import picocli.CommandLine.Option;
 public final class BenchmarkMain implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BenchmarkMain.class);
 
-    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm",
-            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer",
+            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer (default: ${DEFAULT-VALUE}).")
     List<String> sections;
 
     @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds per cell (default: ${DEFAULT-VALUE}).")
@@ -70,6 +70,36 @@ public final class BenchmarkMain implements Callable<Integer> {
 
     @Option(names = "--pgbench", defaultValue = "pgbench", description = "The pgbench program (default: ${DEFAULT-VALUE}, from PATH).")
     String pgbench;
+
+    @Option(names = "--relay-events", defaultValue = "1000000",
+            description = "Backlog each relay throughput cell drains (default: ${DEFAULT-VALUE}).")
+    int relayEvents;
+
+    @Option(names = "--peer-events", defaultValue = "100000",
+            description = "Backlog the peer outbox and ours each drain in section 7 (default: ${DEFAULT-VALUE}).")
+    int peerEvents;
+
+    @Option(names = "--relay-keys", defaultValue = "10000",
+            description = "Partition keys the relay backlogs are spread over (default: ${DEFAULT-VALUE}).")
+    int relayKeys;
+
+    @Option(names = "--relay-batch-size", defaultValue = "1000", description = "Relay batch size (default: ${DEFAULT-VALUE}).")
+    int relayBatchSize;
+
+    @Option(names = "--relay-events-per-key", defaultValue = "10",
+            description = "Relay maxEventsPerKey (default: ${DEFAULT-VALUE}).")
+    int relayEventsPerKey;
+
+    @Option(names = "--relay-partitions", defaultValue = "32", description = "Relay virtual partitions (default: ${DEFAULT-VALUE}).")
+    int relayPartitions;
+
+    @Option(names = "--latency-rate", defaultValue = "2000",
+            description = "Events per second committed in the relay latency section (default: ${DEFAULT-VALUE}).")
+    int latencyRate;
+
+    @Option(names = "--nats-url", defaultValue = "nats://127.0.0.1:4222",
+            description = "NATS with JetStream for section 5 (default: ${DEFAULT-VALUE}).")
+    String natsUrl;
 
     @Option(names = "--markdown", description = "Print the table as Markdown, for the README.")
     boolean markdown;
@@ -116,6 +146,9 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup).repeat(repeat)
                 .stormCallers(stormCallers).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
                 .redisUri(redisUrl).pgbenchExecutable(pgbench).markdown(markdown).commandLine(commandLine())
+                .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).partitionKeys(relayKeys)
+                        .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
+                        .latencyRate(latencyRate).natsUrl(natsUrl).build())
                 .build();
         boolean failed = false;
         List<ResultRow> rows = new ArrayList<>();

@@ -30,6 +30,7 @@ final class BenchmarkSettings {
     private final String pgbenchExecutable;
     private final boolean markdown;
     private final String commandLine;
+    private final RelayBenchSettings relay;
 
     private BenchmarkSettings(Builder b, List<String> sections, List<Integer> callers) {
         this.sections = List.copyOf(sections);
@@ -46,6 +47,7 @@ final class BenchmarkSettings {
         this.pgbenchExecutable = b.pgbenchExecutable;
         this.markdown = b.markdown;
         this.commandLine = b.commandLine;
+        this.relay = b.relay;
     }
 
     static Builder builder() {
@@ -118,6 +120,11 @@ final class BenchmarkSettings {
         return markdown;
     }
 
+    /** Backlog sizes, relay tuning and broker of sections 5 to 7. */
+    RelayBenchSettings relay() {
+        return relay;
+    }
+
     /** How the run was started, for the table's header. */
     String commandLine() {
         return commandLine;
@@ -139,6 +146,7 @@ final class BenchmarkSettings {
         private String pgbenchExecutable = "pgbench";
         private boolean markdown;
         private String commandLine = "java -jar benchmarks/target/benchmarks.jar";
+        private RelayBenchSettings relay = RelayBenchSettings.builder().build();
 
         private Builder() {
         }
@@ -208,6 +216,11 @@ final class BenchmarkSettings {
             return this;
         }
 
+        Builder relay(RelayBenchSettings relay) {
+            this.relay = relay;
+            return this;
+        }
+
         Builder commandLine(String commandLine) {
             this.commandLine = commandLine;
             return this;
@@ -264,6 +277,7 @@ final class BenchmarkSettings {
                 throw new IllegalArgumentException("pgbenchExecutable must name the pgbench program");
             }
             Objects.requireNonNull(commandLine, "commandLine");
+            Objects.requireNonNull(relay, "relay");
             return new BenchmarkSettings(this, ordered, callers.stream().distinct().sorted().toList());
         }
     }

@@ -8,7 +8,10 @@ final class Sections {
             new ExecutorVsPgbench(),
             new ExecutorOverhead(),
             new RedisAlternative(),
-            new DuplicateStorm());
+            new DuplicateStorm(),
+            new RelayThroughput(),
+            new RelayLatency(),
+            new PeerOutbox());
 
     private Sections() {
     }
