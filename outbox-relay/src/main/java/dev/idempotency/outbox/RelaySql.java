@@ -141,16 +141,25 @@ final class RelaySql {
             ORDER BY id""";
 
     /**
-     * Marks events published, but only those in partitions this instance still holds with the
-     * claimed epoch and an unexpired lease; returns the partitions that passed that check.
+     * The fence of every write to claimed events: the claimed partitions this instance still holds
+     * with the same epoch and an unexpired lease. Each fenced write starts with it, so a paused old
+     * owner's write changes nothing.
      */
-    static final String MARK_PUBLISHED = """
+    private static final String HELD_PARTITIONS = """
             WITH held AS (
                 SELECT p.partition_no FROM {schema}.outbox_relay_partitions p
                 JOIN unnest(:partitionNos, :epochs) AS claimed(partition_no, epoch)
                   ON claimed.partition_no = p.partition_no AND claimed.epoch = p.epoch
                 WHERE p.owner_id = :instance AND p.lease_expires_at > now()
-            ), marked AS (
+            )
+            """;
+
+    /**
+     * Marks events published, but only those in partitions this instance still holds with the
+     * claimed epoch and an unexpired lease; returns the partitions that passed that check.
+     */
+    static final String MARK_PUBLISHED = HELD_PARTITIONS + """
+            , marked AS (
                 UPDATE {schema}.outbox_events e
                 SET status = 'published', published_at = now()
                 FROM held
@@ -163,13 +172,8 @@ final class RelaySql {
      * Records failed attempts (fenced like {@link #MARK_PUBLISHED}): attempts + 1, the next attempt
      * after the given delay, the last error. Returns the partitions that passed the fence.
      */
-    static final String RECORD_FAILURES = """
-            WITH held AS (
-                SELECT p.partition_no FROM {schema}.outbox_relay_partitions p
-                JOIN unnest(:partitionNos, :epochs) AS claimed(partition_no, epoch)
-                  ON claimed.partition_no = p.partition_no AND claimed.epoch = p.epoch
-                WHERE p.owner_id = :instance AND p.lease_expires_at > now()
-            ), marked AS (
+    static final String RECORD_FAILURES = HELD_PARTITIONS + """
+            , marked AS (
                 UPDATE {schema}.outbox_events e
                 SET attempts = e.attempts + 1,
                     next_attempt_at = now() + failed.delay_millis * interval '1 millisecond',
@@ -184,13 +188,8 @@ final class RelaySql {
      * Dead-letters events (fenced like {@link #MARK_PUBLISHED}) with their error; attempts grows by
      * the given increment (0 for a row that could not be decoded). Returns the partitions that passed.
      */
-    static final String DEAD_LETTER = """
-            WITH held AS (
-                SELECT p.partition_no FROM {schema}.outbox_relay_partitions p
-                JOIN unnest(:partitionNos, :epochs) AS claimed(partition_no, epoch)
-                  ON claimed.partition_no = p.partition_no AND claimed.epoch = p.epoch
-                WHERE p.owner_id = :instance AND p.lease_expires_at > now()
-            ), marked AS (
+    static final String DEAD_LETTER = HELD_PARTITIONS + """
+            , marked AS (
                 UPDATE {schema}.outbox_events e
                 SET status = 'dead', attempts = e.attempts + dead.increment, last_error = dead.error
                 FROM held, unnest(:ids, :increments, :errors) AS dead(id, increment, error)
