@@ -1,5 +1,6 @@
 package dev.idempotency.faults;
 
+import dev.idempotency.testing.TcpProxy;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
@@ -26,7 +27,7 @@ class BrokerOutageTest {
         PublishedEvents published = new PublishedEvents();
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_broker");
              RabbitMqQueue queue = new RabbitMqQueue("fault-broker", published);
-             CuttableProxy proxy = new CuttableProxy(5672);
+             TcpProxy proxy = TcpProxy.to(5672);
              RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").port(proxy.port())
                      .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build())) {
             Ledger ledger = new Ledger();

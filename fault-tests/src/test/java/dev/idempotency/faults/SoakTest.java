@@ -1,5 +1,6 @@
 package dev.idempotency.faults;
 
+import dev.idempotency.testing.TcpProxy;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
@@ -45,7 +46,7 @@ class SoakTest {
         List<RelayProcess> relays = new ArrayList<>();
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_soak");
              WebhookSink sink = new WebhookSink(published);
-             CuttableProxy broker = new CuttableProxy(sink.port());
+             TcpProxy broker = TcpProxy.to(sink.port());
              HttpWebhookPublisher steadyPublisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
                      .baseUrl(baseUrl(broker)).requestTimeout(Duration.ofSeconds(2))
                      .header(WebhookSink.RELAY_HEADER, "steady").build())) {
@@ -90,11 +91,11 @@ class SoakTest {
         }
     }
 
-    private static String baseUrl(CuttableProxy broker) {
+    private static String baseUrl(TcpProxy broker) {
         return "http://127.0.0.1:" + broker.port() + "/hooks";
     }
 
-    private static void injectFaults(long end, FaultDatabase db, CuttableProxy broker, List<RelayProcess> relays,
+    private static void injectFaults(long end, FaultDatabase db, TcpProxy broker, List<RelayProcess> relays,
                                      ConnectionKiller killer, Ledger ledger) {
         int started = relays.size();
         long lastRelayKill = 0;

@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.publisher;
+package dev.idempotency.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,7 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * A TCP forwarder on 127.0.0.1 to a real broker, which a test can cut (the broker goes away),
+ * A TCP forwarder on 127.0.0.1 to a real broker or server, which a test can cut (it goes away),
  * restore on the same port (it comes back) or freeze (it stops reading what clients send).
  */
 public final class TcpProxy implements AutoCloseable {
@@ -48,13 +48,16 @@ public final class TcpProxy implements AutoCloseable {
     /** Closes every connection and stops listening: clients see the broker go away. */
     public synchronized void cut() {
         closeQuietly(listener);
+        listener = null;
         sockets.forEach(TcpProxy::closeQuietly);
         sockets.clear();
     }
 
-    /** Listens again on the same port. */
+    /** Listens again on the same port; does nothing if it was not cut. */
     public synchronized void restore() {
-        listen();
+        if (listener == null) {
+            listen();
+        }
     }
 
     /** Stops reading from clients: their writes fill the socket buffers and then block. */
