@@ -361,7 +361,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
      * levels; this covers the rest with the same answer, rather than claiming round after round.
      */
     private static void requireStatementSnapshots(Handle handle, String key, String tenant) {
-        String isolation = handle.createQuery("SELECT current_setting('transaction_isolation')").mapTo(String.class).one();
+        String isolation = handle.createQuery(SqlStatements.CURRENT_ISOLATION).mapTo(String.class).one();
         if (!"read committed".equals(isolation)) {
             throw new TransientFailureException("Idempotency key '" + key + "' of tenant '" + tenant + "' changed after this "
                     + "transaction's snapshot was taken (isolation level " + isolation + "). Nothing ran; retry with the same "

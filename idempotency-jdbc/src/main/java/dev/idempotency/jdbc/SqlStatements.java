@@ -10,10 +10,15 @@ final class SqlStatements {
 
     /**
      * Puts back the lock_timeout the claim saved, for the callback's own statements; needed only when
-     * the key was reclaimed rather than inserted (an insert restores it in its RETURNING clause).
+     * the key was reclaimed rather than inserted (an insert restores it in its RETURNING clause), and
+     * before a claim's second round, whose insert saves the setting again.
      */
     static final String RESTORE_LOCK_TIMEOUT = """
             SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
+
+    /** The running transaction's isolation level, as PostgreSQL names it (e.g. {@code read committed}). */
+    static final String CURRENT_ISOLATION = """
+            SELECT current_setting('transaction_isolation')""";
 
     /**
      * Claims a key; returns a row only when it inserted one. Against a concurrent caller's
