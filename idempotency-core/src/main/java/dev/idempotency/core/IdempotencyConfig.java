@@ -62,9 +62,22 @@ public final class IdempotencyConfig {
         return schema;
     }
 
-    /** How long a key and its outcome are kept after the key is first claimed. */
+    /**
+     * How long a key and its outcome are kept after the key is first claimed. Settled outcomes
+     * (completed, or a known failure) are replayed until then and purged after; a key under a lease
+     * and an unknown outcome ({@code lease_expired}) are kept past it until an operator resolves them.
+     */
     public Duration retention() {
         return retention;
+    }
+
+    /**
+     * The longest lease {@link IdempotentExecutor#runWithLease} accepts: half the {@link #retention()}.
+     * A lease must run out well before its key's retention ends, so that a result completed at the
+     * end of a lease is still replayed for at least as long again.
+     */
+    public Duration maxLease() {
+        return retention.dividedBy(2);
     }
 
     /** How long a duplicate waits for a concurrent first call to finish before {@link KeyInProgressException}. */

@@ -63,12 +63,15 @@ public interface IdempotentExecutor<TX extends IdempotentTransaction> {
      *       {@link LeaseLostException} and nothing is written.</li>
      * </ol>
      * A duplicate arriving during the lease gets {@link KeyInProgressException} at once. If the
-     * caller dies mid-way, the key stays {@code processing} until the lease runs out; the sweeper
-     * then stores it as failed ({@code lease_expired}, outcome unknown) and retries replay that
-     * failure instead of running the external step again.
+     * caller dies or overruns mid-way, the key stays {@code processing}, and later calls get
+     * {@link KeyInProgressException}, until the sweeper stores it as failed ({@code lease_expired},
+     * outcome unknown); from then on calls replay that failure. Neither state is ever reclaimed or
+     * purged, whatever the retention: only an operator's resolution frees the key, so the external
+     * step never runs twice for one key.
      *
      * @param fingerprint the request's fingerprint, or null for none
-     * @param lease how long the external step and completion may take; at most the retention
+     * @param lease how long the external step and completion may take; 100 ms to half the
+     *              retention ({@link IdempotencyConfig#maxLease()}), else {@link IllegalArgumentException}
      */
     <S, T, X extends Exception> Outcome<T> runWithLease(String key, String tenant, RequestFingerprint fingerprint,
                                                         java.time.Duration lease, Class<T> resultType,

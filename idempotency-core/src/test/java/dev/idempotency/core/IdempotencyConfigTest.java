@@ -20,6 +20,12 @@ class IdempotencyConfigTest {
     }
 
     @Test
+    void theLongestLeaseIsHalfTheRetention() {
+        assertEquals(Duration.ofHours(12), IdempotencyConfig.defaults().maxLease());
+        assertEquals(Duration.ofMillis(500), IdempotencyConfig.builder().retention(Duration.ofSeconds(1)).build().maxLease());
+    }
+
+    @Test
     void invalidSettingsFailAtBuildNamingTheSetting() {
         assertMessageStarts("schema", IdempotencyConfig.builder().schema("Public; DROP TABLE x"));
         assertMessageStarts("schema", IdempotencyConfig.builder().schema("\"quoted\""));

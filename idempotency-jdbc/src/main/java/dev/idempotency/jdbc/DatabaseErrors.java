@@ -1,6 +1,7 @@
 package dev.idempotency.jdbc;
 
 import dev.idempotency.core.IdempotencyException;
+import dev.idempotency.core.SchemaNotMigratedException;
 import dev.idempotency.core.TransientFailureException;
 import java.sql.SQLException;
 import java.sql.SQLTransientException;
@@ -19,6 +20,10 @@ final class DatabaseErrors {
             "57P03", // cannot_connect_now
             "53300"  // too_many_connections
     );
+
+    /** SQLSTATEs of a statement naming a table or schema that does not exist: migrations not applied there. */
+    private static final String UNDEFINED_TABLE = "42P01";
+    private static final String INVALID_SCHEMA_NAME = "3F000";
 
     private DatabaseErrors() {
     }
@@ -43,6 +48,23 @@ final class DatabaseErrors {
         return new TransientFailureException("The database failed while running idempotency key '" + key + "' of tenant '"
                 + tenant + "'" + (state == null ? "" : " (SQLSTATE " + state + ")") + ": " + rootMessage(e)
                 + ". Retry with the same key: it replays what committed and runs what did not (HTTP 503).", state, e);
+    }
+
+    /**
+     * {@code e} as a {@link SchemaNotMigratedException} if it says a relation or schema the library's
+     * own statement named does not exist, else {@code e} itself. Call it only around the library's
+     * statements: a callback's own missing table is the callback's error. {@code schemaSetting} is
+     * where the user sets the schema (e.g. {@code IdempotencyConfig.schema}).
+     */
+    static RuntimeException schemaMissing(RuntimeException e, String schema, String schemaSetting) {
+        String state = sqlState(e);
+        if (!UNDEFINED_TABLE.equals(state) && !INVALID_SCHEMA_NAME.equals(state)) {
+            return e;
+        }
+        return new SchemaNotMigratedException("The idempotency tables are not in schema \"" + schema + "\" (SQLSTATE "
+                + state + ": " + rootMessage(e) + "). Apply the migrations to it with IdempotencyMigrations.migrate(dataSource, \""
+                + schema + "\") (or the relay's --migrate), or set " + schemaSetting + " to the schema that holds them.",
+                schema, e);
     }
 
     private static boolean retryable(Throwable e) {

@@ -14,7 +14,7 @@ import dev.idempotency.core.CompletionStep;
 import dev.idempotency.core.ExternalStep;
 import dev.idempotency.core.LeaseLostException;
 import dev.idempotency.core.LeasedKey;
-import java.sql.Connection;
+import dev.idempotency.core.TransientFailureException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
@@ -35,14 +35,22 @@ import org.slf4j.LoggerFactory;
  * outbox events and its result, and commits. A concurrent duplicate waits on PostgreSQL's own row
  * lock for the first caller's transaction, bounded by the wait budget; a later one replays.
  *
+ * <p>Transactions run at the isolation level the pool's connections have. At READ COMMITTED (the
+ * default) a duplicate that waited on the first caller's row then reads its committed outcome. At
+ * REPEATABLE READ or SERIALIZABLE its snapshot predates that commit, so PostgreSQL fails it with a
+ * serialization failure, which reaches the caller as {@link TransientFailureException}; its retry
+ * replays. Either way the callback runs once.
+ *
  * <p>Thread-safe; build one per database and share it.
  */
 public final class PostgresIdempotentExecutor implements IdempotentExecutor<PostgresTransaction> {
     private static final Logger log = LoggerFactory.getLogger(PostgresIdempotentExecutor.class);
 
     private static final String SAVEPOINT = "idempotent_callback";
-    /** SQLSTATE lock_not_available: lock_timeout fired while waiting on another caller's row. */
+    /** SQLSTATE lock_not_available: in the claim, lock_timeout fired while waiting on another caller's row. */
     private static final String LOCK_NOT_AVAILABLE = "55P03";
+    /** SQLSTATE serialization_failure, reported when a snapshot cannot see a key that changed under it. */
+    private static final String SERIALIZATION_FAILURE = "40001";
     /** SQLSTATEs for JSON text PostgreSQL's jsonb refuses (e.g. a \u0000 escape). */
     private static final String UNTRANSLATABLE_CHARACTER = "22P05";
     private static final String INVALID_TEXT_REPRESENTATION = "22P02";
@@ -58,8 +66,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private final String waitBudgetSetting;
     private final double retentionSeconds;
     private final Runnable afterOutboxCommit;
-    /** Null until the first call has checked the pool's default isolation level. */
-    private volatile Boolean readCommittedByDefault;
 
     private PostgresIdempotentExecutor(Builder builder) {
         this.jdbi = builder.jdbi;
@@ -133,7 +139,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         boolean ended = false;
         handle.begin();
         try {
-            requireReadCommitted(handle);
             Optional<StoredKey> stored = claim(handle, key, tenant, digest, null, null);
             if (stored.isPresent()) {
                 handle.commit();
@@ -143,8 +148,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             Outcome<T> outcome = runCallback(handle, key, tenant, resultType, callback);
             ended = true;
             return outcome;
-        } catch (RuntimeException e) {
-            throw inProgressIfWaitedTooLong(e, key, tenant);
         } finally {
             if (!ended) {
                 rollbackQuietly(handle);
@@ -152,20 +155,17 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
     }
 
-    /** The claim relies on READ COMMITTED: each statement sees what a concurrent caller committed. */
-    private void requireReadCommitted(Handle handle) {
-        if (!readCommittedByDefault(handle)) {
-            handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-        }
-    }
-
-    private RuntimeException inProgressIfWaitedTooLong(RuntimeException e, String key, String tenant) {
+    /**
+     * A failure of the claim's own statements, as the caller should see it. Only there is a lock
+     * timeout a wait on the key itself (409); the callback's lock timeouts are transient (503).
+     */
+    private RuntimeException claimFailure(RuntimeException e, String key, String tenant) {
         if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
             return new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
                     + "' is being processed by another request that did not finish within the wait budget of "
                     + config.waitBudget().toMillis() + " ms. Nothing ran; retry later (HTTP 409).", e);
         }
-        return e;
+        return DatabaseErrors.schemaMissing(e, config.schema(), "IdempotencyConfig.schema");
     }
 
     @Override
@@ -175,9 +175,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                                                                CompletionStep<PostgresTransaction, S, T, X> completion) throws X {
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(lease, "lease");
-        if (lease.toMillis() < 100 || lease.compareTo(config.retention()) > 0) {
-            throw new IllegalArgumentException("lease must be between 100 ms and the retention of " + config.retention()
-                    + " (was " + lease + ")");
+        if (lease.toMillis() < 100 || lease.compareTo(config.maxLease()) > 0) {
+            throw new IllegalArgumentException("lease must be between 100 ms and half the retention, "
+                    + config.maxLease() + " for the retention of " + config.retention() + ", so that it runs out well "
+                    + "before the key's retention ends (was " + lease + "). Use a shorter lease or a longer retention.");
         }
         Objects.requireNonNull(resultType, "resultType");
         Objects.requireNonNull(externalStep, "externalStep");
@@ -226,7 +227,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             boolean ended = false;
             handle.begin();
             try {
-                requireReadCommitted(handle);
                 Optional<StoredKey> stored = claim(handle, key, tenant, digest, token, leaseSeconds);
                 Instant expiresAt = stored.isPresent() ? null : handle.createQuery(sql.findLeaseExpiry)
                         .bind("tenant", tenant).bind("key", key)
@@ -234,8 +234,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 handle.commit();
                 ended = true;
                 return new LeaseClaim(stored.orElse(null), expiresAt);
-            } catch (RuntimeException e) {
-                throw inProgressIfWaitedTooLong(e, key, tenant);
             } finally {
                 if (!ended) {
                     rollbackQuietly(handle);
@@ -255,8 +253,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                         .execute();
                 if (confirmed == 0) {
                     throw new LeaseLostException("The lease on idempotency key '" + key + "' of tenant '" + tenant
-                            + "' ran out or was taken over before completion; nothing was written. The external step did "
-                            + "run: reconcile its effect (the sweeper lists the key as lease_expired), and use a longer lease.");
+                            + "' ran out before completion; nothing was written. The external step did run, so the key "
+                            + "is kept as an unknown outcome, never reclaimed nor purged: retries get KeyInProgressException "
+                            + "until the sweeper records it as failure lease_expired, then that failure. Look the key up in "
+                            + "the external system to reconcile it with UnknownOutcomes, and use a longer lease.");
                 }
                 Outcome<T> outcome = runCallback(handle, key, tenant, resultType, completion);
                 ended = true;
@@ -296,10 +296,25 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     /**
      * Claims the key for this transaction (empty result), or returns what a committed row holds.
      * With a lease token the claimed row carries a lease of {@code leaseSeconds}; without, none.
+     * Failures of these statements are translated here, and only here, into "in progress" (a wait
+     * on the key past the budget) and "schema not migrated".
      */
     private Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest,
                                       Long leaseToken, Double leaseSeconds) {
+        try {
+            return claimRounds(handle, key, tenant, digest, leaseToken, leaseSeconds);
+        } catch (RuntimeException e) {
+            throw claimFailure(e, key, tenant);
+        }
+    }
+
+    private Optional<StoredKey> claimRounds(Handle handle, String key, String tenant, byte[] digest,
+                                            Long leaseToken, Double leaseSeconds) {
         for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+            if (round > 0) {
+                // The last round's insert bounded lock_timeout and did not restore it; save the real one again.
+                restoreLockTimeout(handle);
+            }
             boolean inserted;
             try (JdbcStatement.Call insert = sql.claimKey.on(handle.getConnection())) {
                 inserted = insert.text("tenant", tenant).text("key", key).bytes("fingerprint", digest)
@@ -313,7 +328,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 return Optional.empty();
             }
             Optional<StoredKey> stored = findKey(handle, key, tenant);
-            while (stored.isPresent() && stored.get().expired()) {
+            if (stored.isPresent() && !stored.get().reclaimable()) {
+                return stored;
+            }
+            if (stored.isPresent()) {
                 int reclaimed = handle.createUpdate(sql.reclaimExpiredKey)
                         .bind("tenant", tenant).bind("key", key).bind("fingerprint", digest)
                         .bind("leaseToken", leaseToken).bind("leaseSeconds", leaseSeconds)
@@ -321,18 +339,34 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                         .execute();
                 if (reclaimed == 1) {
                     log.debug("reclaimed expired idempotency key {} of tenant {}", key, tenant);
-                    handle.createQuery(SqlStatements.RESTORE_LOCK_TIMEOUT).mapTo(String.class).one();
+                    restoreLockTimeout(handle);
                     return Optional.empty();
                 }
-                stored = findKey(handle, key, tenant);
             }
-            if (stored.isPresent()) {
-                return stored;
-            }
-            // Purged between our INSERT and SELECT: claim again.
+            // Purged, or reclaimed by another caller, between our statements: look again. A
+            // transaction-wide snapshot (REPEATABLE READ, SERIALIZABLE) would see the same again.
+            requireStatementSnapshots(handle, key, tenant);
         }
         throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
                 + "' changed state " + MAX_CLAIM_ROUNDS + " times while being claimed; retry later (HTTP 409).");
+    }
+
+    private static void restoreLockTimeout(Handle handle) {
+        handle.createQuery(SqlStatements.RESTORE_LOCK_TIMEOUT).mapTo(String.class).one();
+    }
+
+    /**
+     * Goes on only at READ COMMITTED, where the next statement sees what committed meanwhile.
+     * PostgreSQL itself raises a serialization failure in nearly every such case at the higher
+     * levels; this covers the rest with the same answer, rather than claiming round after round.
+     */
+    private static void requireStatementSnapshots(Handle handle, String key, String tenant) {
+        String isolation = handle.createQuery(SqlStatements.CURRENT_ISOLATION).mapTo(String.class).one();
+        if (!"read committed".equals(isolation)) {
+            throw new TransientFailureException("Idempotency key '" + key + "' of tenant '" + tenant + "' changed after this "
+                    + "transaction's snapshot was taken (isolation level " + isolation + "). Nothing ran; retry with the same "
+                    + "key: it replays what committed (HTTP 503).", SERIALIZATION_FAILURE, null);
+        }
     }
 
     private Optional<StoredKey> findKey(Handle handle, String key, String tenant) {
@@ -340,7 +374,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 .bind("tenant", tenant).bind("key", key)
                 .map((rs, ctx) -> new StoredKey(rs.getString("status"), rs.getBytes("request_fingerprint"),
                         rs.getString("result"), rs.getString("result_type"), rs.getString("failure"),
-                        rs.getBoolean("expired")))
+                        rs.getBoolean("reclaimable"), rs.getBoolean("lease_ran_out")))
                 .findOne();
     }
 
@@ -360,6 +394,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 log.debug("replaying the stored failure of idempotency key {} of tenant {}", key, tenant);
                 throw codec.decodeFailure(stored.failureJson());
             default:
+                if (stored.leaseRanOut()) {
+                    throw new KeyInProgressException("The lease on idempotency key '" + key + "' of tenant '" + tenant
+                            + "' ran out before its work completed, so its outcome is unknown. Nothing ran; the sweeper "
+                            + "will record it as failure lease_expired for an operator to resolve (HTTP 409).");
+                }
                 throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
                         + "' is held by a lease on work still in progress. Nothing ran; retry later (HTTP 409).");
         }
@@ -456,19 +495,6 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         } catch (RuntimeException e) {
             log.warn("the after-outbox-commit listener failed; the relay will find the events by polling", e);
         }
-    }
-
-    private boolean readCommittedByDefault(Handle handle) {
-        Boolean known = readCommittedByDefault;
-        if (known == null) {
-            try {
-                known = handle.getConnection().getTransactionIsolation() == Connection.TRANSACTION_READ_COMMITTED;
-            } catch (SQLException e) {
-                known = false;
-            }
-            readCommittedByDefault = known;
-        }
-        return known;
     }
 
     private static void rollbackQuietly(Handle handle) {

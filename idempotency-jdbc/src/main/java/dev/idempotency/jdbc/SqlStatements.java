@@ -10,10 +10,15 @@ final class SqlStatements {
 
     /**
      * Puts back the lock_timeout the claim saved, for the callback's own statements; needed only when
-     * the key was reclaimed rather than inserted (an insert restores it in its RETURNING clause).
+     * the key was reclaimed rather than inserted (an insert restores it in its RETURNING clause), and
+     * before a claim's second round, whose insert saves the setting again.
      */
     static final String RESTORE_LOCK_TIMEOUT = """
             SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
+
+    /** The running transaction's isolation level, as PostgreSQL names it (e.g. {@code read committed}). */
+    static final String CURRENT_ISOLATION = """
+            SELECT current_setting('transaction_isolation')""";
 
     /**
      * Claims a key; returns a row only when it inserted one. Against a concurrent caller's
@@ -39,15 +44,30 @@ final class SqlStatements {
             ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
             RETURNING set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
 
-    /** Reads what a key holds after a claim found it taken; expiry is judged by the database clock. */
+    /**
+     * A row whose outcome is settled: completed, or failed with a known failure. Only these may be
+     * reclaimed or purged once expired. A {@code processing} row (a live lease, or one that ran out
+     * and awaits the sweeper) and an unknown outcome ({@code lease_expired}, until an operator
+     * resolves it) never are: either could let the external step run twice.
+     */
+    private static final String SETTLED = """
+            (status = 'completed' OR (status = 'failed' AND failure ->> 'code' IS DISTINCT FROM 'lease_expired'))""";
+
+    /**
+     * Reads what a key holds after a claim found it taken; expiry and leases are judged by the
+     * database clock. {@code reclaimable}: expired and settled. {@code lease_ran_out}: a committed
+     * lease whose holder overran or died, not yet recorded as an unknown outcome by the sweeper.
+     */
     private static final String FIND_KEY = """
-            SELECT status, request_fingerprint, result, result_type, failure, expires_at <= now() AS expired
+            SELECT status, request_fingerprint, result, result_type, failure,
+                   expires_at <= now() AND <settled> AS reclaimable,
+                   status = 'processing' AND lease_expires_at <= now() AS lease_ran_out
             FROM <schema>.idempotency_keys
             WHERE tenant_id = :tenant AND idempotency_key = :key""";
 
     /**
-     * Takes over an expired key in one statement: of several callers racing, the first to lock the
-     * row wins; the others re-check expires_at on the winner's version and update nothing.
+     * Takes over an expired, settled key in one statement: of several callers racing, the first to
+     * lock the row wins; the others re-check the condition on the winner's version and update nothing.
      */
     private static final String RECLAIM_EXPIRED_KEY = """
             UPDATE <schema>.idempotency_keys
@@ -56,7 +76,7 @@ final class SqlStatements {
                 lease_token = :leaseToken, lease_expires_at = now() + make_interval(secs => :leaseSeconds),
                 created_at = now(), updated_at = now(),
                 expires_at = now() + make_interval(secs => :retentionSeconds)
-            WHERE tenant_id = :tenant AND idempotency_key = :key AND expires_at <= now()""";
+            WHERE tenant_id = :tenant AND idempotency_key = :key AND expires_at <= now() AND <settled>""";
 
     /**
      * Lease mode, second transaction: confirms this caller still holds the lease (same token, not
@@ -132,7 +152,9 @@ final class SqlStatements {
 
     /**
      * Fails leases that ran out (lease mode): the holder crashed or overran, so whether its external
-     * step took effect is unknown. SKIP LOCKED lets several sweepers share the work without waiting.
+     * step took effect is unknown. The row then stays (never reclaimed, never purged) until an
+     * operator resolves it. SKIP LOCKED lets several sweepers share the work without waiting; a
+     * holder confirming its lease locks the row, so it is skipped rather than failed under it.
      */
     private static final String FAIL_EXPIRED_LEASES = """
             UPDATE <schema>.idempotency_keys AS k
@@ -144,18 +166,20 @@ final class SqlStatements {
                     'details', jsonb_build_object('lease_expired_at', k.lease_expires_at::text))
             WHERE (k.tenant_id, k.idempotency_key) IN (
                 SELECT tenant_id, idempotency_key FROM <schema>.idempotency_keys
-                WHERE status = 'processing' AND lease_expires_at < now()
+                WHERE status = 'processing' AND lease_expires_at <= now()
                 ORDER BY lease_expires_at
                 LIMIT :batchSize
                 FOR UPDATE SKIP LOCKED)""";
 
-    /** Deletes keys past retention, a bounded batch at a time; a key under a live lease stays. */
+    /**
+     * Deletes settled keys past retention, a bounded batch at a time. Keys under a lease (live or
+     * run out) and unknown outcomes stay, whatever their expiry, until resolved.
+     */
     private static final String PURGE_EXPIRED_KEYS = """
             DELETE FROM <schema>.idempotency_keys
             WHERE (tenant_id, idempotency_key) IN (
                 SELECT tenant_id, idempotency_key FROM <schema>.idempotency_keys
-                WHERE expires_at < now()
-                  AND NOT (status = 'processing' AND lease_expires_at >= now())
+                WHERE expires_at < now() AND <settled>
                 ORDER BY expires_at
                 LIMIT :batchSize
                 FOR UPDATE SKIP LOCKED)""";
@@ -178,18 +202,22 @@ final class SqlStatements {
             ORDER BY lease_expires_at, tenant_id, idempotency_key
             LIMIT :limit""";
 
-    /** Operator: the external step did take effect; replays get this result from now on. */
+    /**
+     * Operator: the external step did take effect; replays get this result from now on, for at least
+     * one more retention (an unknown outcome usually outlived its own).
+     */
     private static final String RESOLVE_UNKNOWN_AS_COMPLETED = """
             UPDATE <schema>.idempotency_keys
             SET status = 'completed', failure = NULL, result = CAST(:result AS jsonb), result_type = :resultType,
-                updated_at = now()
+                updated_at = now(), expires_at = greatest(expires_at, now() + make_interval(secs => :retentionSeconds))
             WHERE tenant_id = :tenant AND idempotency_key = :key
               AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
 
-    /** Operator: the external step had a definite business outcome; replays get this failure. */
+    /** Operator: the external step had a definite business outcome; replays get this failure, as above. */
     private static final String RESOLVE_UNKNOWN_AS_FAILED = """
             UPDATE <schema>.idempotency_keys
-            SET failure = CAST(:failure AS jsonb), updated_at = now()
+            SET failure = CAST(:failure AS jsonb), updated_at = now(),
+                expires_at = greatest(expires_at, now() + make_interval(secs => :retentionSeconds))
             WHERE tenant_id = :tenant AND idempotency_key = :key
               AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
 
@@ -245,6 +273,6 @@ final class SqlStatements {
     }
 
     private static String render(String template, String quotedSchema) {
-        return template.replace("<schema>", quotedSchema);
+        return template.replace("<settled>", SETTLED).replace("<schema>", quotedSchema);
     }
 }

@@ -1,6 +1,7 @@
 package dev.idempotency.jdbc;
 
 import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.SchemaNotMigratedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -13,8 +14,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the tables clean: fails {@code processing} keys whose lease ran out (their outcome is
- * unknown, so a retry sees a failure instead of running the external step again), deletes keys past
- * their retention, and deletes published outbox events past theirs. Every statement touches at most
+ * unknown, so a retry sees a failure instead of running the external step again; such a key is
+ * kept, whatever its retention, until an operator resolves it with {@link UnknownOutcomes}),
+ * deletes settled keys past their retention, and deletes published outbox events past theirs. Every statement touches at most
  * one batch and commits on its own, so no lock is held long; rows another sweeper or a caller holds
  * are skipped, so several instances can run side by side.
  */
@@ -26,6 +28,7 @@ public final class Sweeper implements AutoCloseable {
     }
 
     private final Jdbi jdbi;
+    private final String schema;
     private final SqlStatements sql;
     private final int batchSize;
     private final int maxBatches;
@@ -35,6 +38,7 @@ public final class Sweeper implements AutoCloseable {
 
     private Sweeper(Builder builder) {
         this.jdbi = builder.jdbi;
+        this.schema = builder.schema;
         this.sql = new SqlStatements(builder.schema);
         this.batchSize = builder.batchSize;
         this.maxBatches = builder.maxBatchesPerSweep;
@@ -50,11 +54,20 @@ public final class Sweeper implements AutoCloseable {
     /**
      * Sweeps once, batch by batch, until each kind of work is done or {@code maxBatchesPerSweep}
      * batches of it ran.
+     *
+     * @throws SchemaNotMigratedException the tables are not in the configured schema
      */
     public Result sweepOnce() {
-        int leases = repeat(sql.failExpiredLeases, false);
-        int keys = repeat(sql.purgeExpiredKeys, false);
-        int events = repeat(sql.purgePublishedEvents, true);
+        int leases;
+        int keys;
+        int events;
+        try {
+            leases = repeat(sql.failExpiredLeases, false);
+            keys = repeat(sql.purgeExpiredKeys, false);
+            events = repeat(sql.purgePublishedEvents, true);
+        } catch (RuntimeException e) {
+            throw DatabaseErrors.schemaMissing(e, schema, "Sweeper.Builder.schema");
+        }
         if (leases + keys + events > 0) {
             log.info("sweep: {} expired leases failed, {} expired keys purged, {} published events purged", leases, keys, events);
         }
@@ -95,6 +108,8 @@ public final class Sweeper implements AutoCloseable {
     private void sweepLogged() {
         try {
             sweepOnce();
+        } catch (SchemaNotMigratedException e) {
+            log.warn("sweep failed; retrying in {}: {}", interval, e.getMessage());
         } catch (RuntimeException e) {
             // The database may be restarting; the next sweep tries again.
             log.warn("sweep failed; retrying in {}", interval, e);

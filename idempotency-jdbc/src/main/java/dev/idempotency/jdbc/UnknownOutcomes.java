@@ -3,6 +3,7 @@ package dev.idempotency.jdbc;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotencyKeys;
+import dev.idempotency.core.SchemaNotMigratedException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
@@ -15,21 +16,27 @@ import org.jdbi.v3.core.Jdbi;
  * that failure until someone decides. Reconcile each one by checking the external system (for a
  * payment: look the key up at the provider, which most accept as their own idempotency key), then
  * record what really happened with one of the {@code resolve} calls. Each changes only keys still
- * in that state and returns false otherwise.
+ * in that state and returns false otherwise. Such a key is never purged by retention nor reclaimed
+ * by a new call while it waits; a resolved outcome is then replayed for at least one more retention.
+ * A missing migration or wrong schema fails with {@link SchemaNotMigratedException}.
  */
 public final class UnknownOutcomes {
-    /** One key awaiting reconciliation. */
+    /** One key awaiting reconciliation; {@code leaseExpiredAt} is null only for a row marked so by hand. */
     public record UnknownOutcome(String tenant, String key, Instant claimedAt, Instant leaseExpiredAt) {
     }
 
     private final Jdbi jdbi;
+    private final String schema;
     private final SqlStatements sql;
     private final ResultCodec codec;
+    private final double retentionSeconds;
 
     private UnknownOutcomes(Jdbi jdbi, IdempotencyConfig config) {
         this.jdbi = jdbi;
+        this.schema = config.schema();
         this.sql = new SqlStatements(config.schema());
         this.codec = new ResultCodec(config);
+        this.retentionSeconds = config.retention().toMillis() / 1000.0;
     }
 
     /** Works on the schema and with the mapper of {@code config}. */
@@ -43,9 +50,9 @@ public final class UnknownOutcomes {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be positive (was " + limit + ")");
         }
-        return jdbi.withHandle(h -> h.createQuery(sql.listUnknownOutcomes).bind("limit", limit)
+        return withHandle(h -> h.createQuery(sql.listUnknownOutcomes).bind("limit", limit)
                 .map((rs, ctx) -> new UnknownOutcome(rs.getString("tenant_id"), rs.getString("idempotency_key"),
-                        rs.getTimestamp("created_at").toInstant(), rs.getTimestamp("lease_expires_at").toInstant()))
+                        rs.getTimestamp("created_at").toInstant(), instant(rs.getTimestamp("lease_expires_at"))))
                 .list());
     }
 
@@ -53,9 +60,10 @@ public final class UnknownOutcomes {
     public boolean resolveAsCompleted(String tenant, String key, Object result) {
         IdempotencyKeys.validate(key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, result == null ? null : result.getClass());
-        return jdbi.withHandle(h -> h.createUpdate(sql.resolveUnknownAsCompleted)
+        return withHandle(h -> h.createUpdate(sql.resolveUnknownAsCompleted)
                 .bind("tenant", tenant).bind("key", key)
                 .bind("result", stored.json()).bind("resultType", stored.typeName())
+                .bind("retentionSeconds", retentionSeconds)
                 .execute()) == 1;
     }
 
@@ -63,16 +71,29 @@ public final class UnknownOutcomes {
     public boolean resolveAsFailed(String tenant, String key, BusinessFailure failure) {
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(failure, "failure");
-        return jdbi.withHandle(h -> h.createUpdate(sql.resolveUnknownAsFailed)
+        return withHandle(h -> h.createUpdate(sql.resolveUnknownAsFailed)
                 .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
+                .bind("retentionSeconds", retentionSeconds)
                 .execute()) == 1;
     }
 
     /** The external step did not take effect; the next call with this key runs it again. */
     public boolean resolveAsNotRun(String tenant, String key) {
         IdempotencyKeys.validate(key, tenant);
-        return jdbi.withHandle(h -> h.createUpdate(sql.resolveUnknownAsNotRun)
+        return withHandle(h -> h.createUpdate(sql.resolveUnknownAsNotRun)
                 .bind("tenant", tenant).bind("key", key)
                 .execute()) == 1;
+    }
+
+    private static Instant instant(java.sql.Timestamp timestamp) {
+        return timestamp == null ? null : timestamp.toInstant();
+    }
+
+    private <R> R withHandle(org.jdbi.v3.core.HandleCallback<R, RuntimeException> work) {
+        try {
+            return jdbi.withHandle(work);
+        } catch (RuntimeException e) {
+            throw DatabaseErrors.schemaMissing(e, schema, "IdempotencyConfig.schema");
+        }
     }
 }

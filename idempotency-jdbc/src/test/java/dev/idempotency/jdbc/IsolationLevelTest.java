@@ -1,0 +1,161 @@
+package dev.idempotency.jdbc;
+
+import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
+import static dev.idempotency.jdbc.ExecutorFixture.newKey;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.Outcome;
+import dev.idempotency.core.TransientFailureException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A pool configured REPEATABLE READ or SERIALIZABLE is honoured: callbacks run at that level, and
+ * concurrent duplicates still run the callback once, the losers getting a retryable failure whose
+ * retry replays.
+ */
+@Timeout(120)
+class IsolationLevelTest {
+    private static final int DUPLICATES = 8;
+
+    private static ExecutorFixture db;
+    private static final Map<String, HikariDataSource> pools = new HashMap<>();
+    private static ExecutorService threads;
+
+    @BeforeAll
+    static void setUp() {
+        db = new ExecutorFixture("isolation", 2);
+        threads = Executors.newFixedThreadPool(DUPLICATES);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        threads.shutdownNow();
+        pools.values().forEach(HikariDataSource::close);
+        db.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
+    void theCallbackRunsAtThePoolsIsolationLevelAndASequentialRepeatReplays(String level) {
+        PostgresIdempotentExecutor executor = executorAt(level);
+        String key = newKey();
+
+        Outcome<String> first = executor.run(key, "t1", tx -> {
+            insertPayment(tx, 5);
+            return tx.handle().createQuery("SHOW transaction_isolation").mapTo(String.class).one();
+        });
+        Outcome<String> repeat = executor.run(key, "t1", tx -> "never");
+
+        assertEquals(level.equals("TRANSACTION_SERIALIZABLE") ? "serializable" : "repeatable read", first.result());
+        assertFalse(first.replayed());
+        assertTrue(repeat.replayed());
+        assertEquals(first.result(), repeat.result());
+        assertEquals(1, db.payments("t1", key));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
+    void concurrentDuplicatesRunTheCallbackOnceAndTheLosersRetryIntoAReplay(String level) throws Exception {
+        PostgresIdempotentExecutor executor = executorAt(level);
+        String key = newKey();
+        AtomicInteger runs = new AtomicInteger();
+        CyclicBarrier start = new CyclicBarrier(DUPLICATES);
+        List<Future<Outcome<Long>>> calls = new ArrayList<>();
+        for (int i = 0; i < DUPLICATES; i++) {
+            calls.add(threads.submit(() -> {
+                start.await();
+                return executor.run(key, "t1", Long.class, tx -> {
+                    runs.incrementAndGet();
+                    long id = insertPayment(tx, 7);
+                    Thread.sleep(200); // the others queue on this caller's key row meanwhile
+                    return id;
+                });
+            }));
+        }
+
+        List<Long> results = new ArrayList<>();
+        int transientFailures = 0;
+        for (Future<Outcome<Long>> call : calls) {
+            try {
+                results.add(call.get(60, TimeUnit.SECONDS).result());
+            } catch (ExecutionException e) {
+                assertTrue(e.getCause() instanceof TransientFailureException, String.valueOf(e.getCause()));
+                assertEquals("40001", ((TransientFailureException) e.getCause()).sqlState());
+                transientFailures++;
+                Outcome<Long> retry = executor.run(key, "t1", Long.class, tx -> {
+                    runs.incrementAndGet();
+                    return -1L;
+                });
+                assertTrue(retry.replayed());
+                results.add(retry.result());
+            }
+        }
+
+        assertEquals(1, runs.get());
+        assertEquals(1, db.payments("t1", key));
+        assertEquals(DUPLICATES, results.size());
+        assertEquals(1, results.stream().distinct().count(), String.valueOf(results));
+        assertTrue(transientFailures >= 1, "the duplicates that waited on the first caller's row cannot see its commit");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
+    void anExpiredKeyIsReclaimedAndLeaseModeCompletesAtThatLevel(String level) {
+        PostgresIdempotentExecutor executor = executorAt(level);
+        String key = newKey();
+        executor.run(key, "t1", tx -> "old");
+        db.jdbi.useHandle(h -> h.createUpdate("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' "
+                + "WHERE idempotency_key = :k").bind("k", key).execute());
+        String leased = newKey();
+
+        Outcome<String> again = executor.run(key, "t1", tx -> "new");
+        Outcome<String> lease = executor.runWithLease(leased, "t1", null, Duration.ofSeconds(5), String.class,
+                l -> "charged", (tx, s) -> s + "-" + tx.handle().createQuery("SHOW transaction_isolation").mapTo(String.class).one());
+        Outcome<String> leaseReplay = executor.runWithLease(leased, "t1", null, Duration.ofSeconds(5), String.class,
+                l -> "never", (tx, s) -> s);
+
+        assertFalse(again.replayed());
+        assertEquals("new", again.result());
+        assertTrue(lease.result().startsWith("charged-"));
+        assertFalse(lease.result().endsWith("read committed"), lease.result());
+        assertTrue(leaseReplay.replayed());
+        assertEquals(lease.result(), leaseReplay.result());
+    }
+
+    private static synchronized PostgresIdempotentExecutor executorAt(String level) {
+        HikariDataSource pool = pools.computeIfAbsent(level, l -> {
+            HikariConfig settings = new HikariConfig();
+            try (HikariDataSource template = db.schema.newPool(1)) {
+                template.copyStateTo(settings);
+            }
+            settings.setPoolName("isolation-" + l + "-" + System.nanoTime());
+            settings.setTransactionIsolation(l);
+            settings.setMaximumPoolSize(DUPLICATES + 2);
+            return new HikariDataSource(settings);
+        });
+        return PostgresIdempotentExecutor.builder(pool)
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).waitBudget(Duration.ofSeconds(30)).build())
+                .build();
+    }
+}

@@ -1,0 +1,102 @@
+package dev.idempotency.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.SchemaNotMigratedException;
+import dev.idempotency.testing.TestDatabase;
+import dev.idempotency.testing.TestSchema;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** A schema without the migrations, or the wrong schema configured, fails with the fix in the message. */
+@Timeout(60)
+class SchemaNotMigratedTest {
+    private static TestSchema unmigrated;
+    private static ExecutorFixture migrated;
+
+    @BeforeAll
+    static void setUp() {
+        unmigrated = TestDatabase.get().newSchema("unmigrated", 4);
+        migrated = new ExecutorFixture("migrated", 4);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        unmigrated.close();
+        migrated.close();
+    }
+
+    @Test
+    void theExecutorOnAnUnmigratedSchemaNamesTheMigrationAndTheSchemaSetting() {
+        PostgresIdempotentExecutor executor = executorOn(unmigrated.name());
+
+        SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class,
+                () -> executor.run("k1", "t1", tx -> "never"));
+        SchemaNotMigratedException lease = assertThrows(SchemaNotMigratedException.class,
+                () -> executor.runWithLease("k1", "t1", null, Duration.ofSeconds(1), String.class, l -> "never", (tx, s) -> s));
+
+        assertNamesTheFix(e, unmigrated.name(), "IdempotencyConfig.schema");
+        assertNamesTheFix(lease, unmigrated.name(), "IdempotencyConfig.schema");
+    }
+
+    @Test
+    void aSchemaThatDoesNotExistGetsTheSameAnswer() {
+        PostgresIdempotentExecutor executor = executorOn("no_such_schema_for_idempotency");
+
+        SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class,
+                () -> executor.run("k1", "t1", tx -> "never"));
+
+        assertNamesTheFix(e, "no_such_schema_for_idempotency", "IdempotencyConfig.schema");
+    }
+
+    @Test
+    void theSweeperOnAnUnmigratedSchemaNamesTheMigrationAndItsSchemaSetting() {
+        Sweeper sweeper = Sweeper.builder(unmigrated.dataSource()).schema(unmigrated.name()).build();
+
+        SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class, sweeper::sweepOnce);
+
+        assertNamesTheFix(e, unmigrated.name(), "Sweeper.Builder.schema");
+    }
+
+    @Test
+    void unknownOutcomesOnAnUnmigratedSchemaNamesTheMigration() {
+        UnknownOutcomes operator = UnknownOutcomes.create(unmigrated.dataSource(),
+                IdempotencyConfig.builder().schema(unmigrated.name()).build());
+
+        assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.list(10)),
+                unmigrated.name(), "IdempotencyConfig.schema");
+        assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.resolveAsNotRun("t1", "k1")),
+                unmigrated.name(), "IdempotencyConfig.schema");
+    }
+
+    @Test
+    void aMissingTableInTheCallbackItselfIsTheCallbacksOwnError() {
+        PostgresIdempotentExecutor executor = executorOn(migrated.schema.name());
+
+        RuntimeException e = assertThrows(RuntimeException.class, () -> executor.run(ExecutorFixture.newKey(), "t1",
+                tx -> tx.handle().createQuery("SELECT count(*) FROM no_such_business_table").mapTo(Long.class).one()));
+
+        assertFalse(e instanceof SchemaNotMigratedException, String.valueOf(e));
+    }
+
+    /** Every executor here connects through the unmigrated schema's pool; only the configured schema differs. */
+    private static PostgresIdempotentExecutor executorOn(String schema) {
+        return PostgresIdempotentExecutor.builder(unmigrated.dataSource())
+                .config(IdempotencyConfig.builder().schema(schema).build()).build();
+    }
+
+    private static void assertNamesTheFix(SchemaNotMigratedException e, String schema, String setting) {
+        String message = e.getMessage();
+        assertEquals(schema, e.schema());
+        assertTrue(message.contains("IdempotencyMigrations.migrate(dataSource, \"" + schema + "\")"), message);
+        assertTrue(message.contains(setting), message);
+        assertTrue(message.contains("schema \"" + schema + "\""), message);
+    }
+}

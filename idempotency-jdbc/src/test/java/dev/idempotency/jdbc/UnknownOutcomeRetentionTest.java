@@ -1,0 +1,188 @@
+package dev.idempotency.jdbc;
+
+import static dev.idempotency.jdbc.ExecutorFixture.newKey;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.KeyInProgressException;
+import dev.idempotency.core.LeaseLostException;
+import dev.idempotency.core.Outcome;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Lease mode with a retention short enough to pass during one call: an outcome nobody knows
+ * outlives every retention, so the external step never runs twice for one key.
+ */
+@Timeout(60)
+class UnknownOutcomeRetentionTest {
+    private static final Duration RETENTION = Duration.ofSeconds(1);
+
+    private static ExecutorFixture db;
+    private static PostgresIdempotentExecutor executor;
+    private static Sweeper sweeper;
+    private static UnknownOutcomes operator;
+
+    @BeforeAll
+    static void setUp() {
+        db = new ExecutorFixture("unknown_outcomes", 6);
+        executor = db.executor(c -> c.retention(RETENTION));
+        sweeper = Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build();
+        operator = UnknownOutcomes.create(db.schema.dataSource(),
+                IdempotencyConfig.builder().schema(db.schema.name()).retention(Duration.ofHours(1)).build());
+    }
+
+    @AfterAll
+    static void tearDown() {
+        db.close();
+    }
+
+    @Test
+    void anExternalStepOverrunningItsLeaseAndTheRetentionIsNeverRunAgainByARetryOrTheSweeper() {
+        String key = newKey();
+        AtomicInteger externalCalls = new AtomicInteger();
+
+        LeaseLostException lost = assertThrows(LeaseLostException.class, () -> executor.runWithLease(key, "t1", null,
+                Duration.ofMillis(500), String.class, lease -> {
+                    externalCalls.incrementAndGet();
+                    awaitPast(key, "expires_at"); // the lease ran out and so did the key's retention
+
+                    KeyInProgressException early = assertThrows(KeyInProgressException.class, () -> retry(key, externalCalls));
+                    assertTrue(early.getMessage().contains("unknown"), early.getMessage());
+
+                    assertTrue(sweeper.sweepOnce().leasesFailed() >= 1);
+                    assertEquals("failed", db.keyRow("t1", key).get("status"), "failed, and not purged by the same sweep");
+                    BusinessFailure unknown = assertThrows(BusinessFailure.class, () -> retry(key, externalCalls));
+                    assertEquals("lease_expired", unknown.code());
+                    return "ch_late";
+                }, (tx, chargeId) -> chargeId));
+
+        assertTrue(lost.getMessage().contains("UnknownOutcomes"), lost.getMessage());
+        sweeper.sweepOnce();
+        assertEquals(1, db.keyRows("t1", key));
+        assertTrue(operator.list(1000).stream().anyMatch(o -> o.key().equals(key)));
+        assertEquals("lease_expired", assertThrows(BusinessFailure.class, () -> retry(key, externalCalls)).code());
+        assertEquals(1, externalCalls.get());
+    }
+
+    @Test
+    void aLeaseLongerThanHalfTheRetentionIsRefusedNamingTheLimit() {
+        PostgresIdempotentExecutor twoSeconds = db.executor(c -> c.retention(Duration.ofSeconds(2)));
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(newKey(),
+                "t1", null, Duration.ofSeconds(2), String.class, lease -> "never", (tx, s) -> s));
+        IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(
+                newKey(), "t1", null, Duration.ofMillis(99), String.class, lease -> "never", (tx, s) -> s));
+
+        assertTrue(e.getMessage().startsWith("lease must be between 100 ms and half the retention"), e.getMessage());
+        assertTrue(e.getMessage().contains("PT1S"), e.getMessage());
+        assertTrue(tooShort.getMessage().startsWith("lease "), tooShort.getMessage());
+        assertEquals("ran", twoSeconds.runWithLease(newKey(), "t1", null, Duration.ofSeconds(1), String.class,
+                lease -> "ran", (tx, s) -> s).result());
+    }
+
+    @Test
+    void anUnknownOutcomePastItsRetentionIsNeitherPurgedNorReclaimed() {
+        String key = newKey();
+        insertKey(key, "failed", "'{\"code\": \"lease_expired\", \"message\": \"unknown\"}'", "now() - interval '1 hour'");
+        AtomicInteger runs = new AtomicInteger();
+
+        sweeper.sweepOnce();
+        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.run(key, "t1", tx -> runs.incrementAndGet()));
+
+        assertEquals("lease_expired", replay.code());
+        assertEquals(0, runs.get());
+        assertEquals(1, db.keyRows("t1", key));
+    }
+
+    @Test
+    void aLapsedLeasePastItsRetentionIsRecordedAndKeptByTheSameSweep() {
+        String key = newKey();
+        insertKey(key, "processing", "NULL", "now() - interval '1 hour'");
+
+        sweeper.sweepOnce();
+
+        assertEquals("failed", db.keyRow("t1", key).get("status"));
+        assertTrue(operator.list(1000).stream().anyMatch(o -> o.key().equals(key)));
+    }
+
+    @Test
+    void aKeyUnderALiveLeasePastItsRetentionIsNeitherReclaimedNorPurged() {
+        String key = newKey();
+        db.schema.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, lease_token, lease_expires_at, "
+                + "expires_at) VALUES ('t1', '" + key + "', 'processing', 7, now() + interval '1 hour', now() - interval '1 hour')");
+        AtomicInteger runs = new AtomicInteger();
+
+        assertThrows(KeyInProgressException.class, () -> executor.run(key, "t1", tx -> runs.incrementAndGet()));
+        sweeper.sweepOnce();
+
+        assertEquals(0, runs.get());
+        assertEquals("processing", db.keyRow("t1", key).get("status"));
+    }
+
+    @Test
+    void aResolvedUnknownOutcomeIsReplayedForAnotherRetentionBeforeItIsPurged() {
+        String key = newKey();
+        insertKey(key, "failed", "'{\"code\": \"lease_expired\", \"message\": \"unknown\"}'", "now() - interval '1 hour'");
+
+        assertTrue(operator.resolveAsCompleted("t1", key, "ch_found_at_provider"));
+        sweeper.sweepOnce();
+
+        Outcome<String> replay = executor.run(key, "t1", String.class, tx -> "never");
+        assertTrue(replay.replayed());
+        assertEquals("ch_found_at_provider", replay.result());
+        assertFalse(operator.list(1000).stream().anyMatch(o -> o.key().equals(key)));
+    }
+
+    @Test
+    void settledKeysPastTheirRetentionAreStillPurgedAndReclaimed() {
+        String purged = newKey();
+        String reclaimed = newKey();
+        insertKey(purged, "completed", "NULL", "now() - interval '1 hour'");
+        insertKey(reclaimed, "failed", "'{\"code\": \"card_declined\", \"message\": \"declined\"}'", "now() - interval '1 hour'");
+
+        assertFalse(executor.run(reclaimed, "t1", tx -> "again").replayed());
+        sweeper.sweepOnce();
+
+        assertEquals(0, db.keyRows("t1", purged));
+        assertEquals("completed", db.keyRow("t1", reclaimed).get("status"));
+    }
+
+    private static Outcome<String> retry(String key, AtomicInteger externalCalls) {
+        return executor.runWithLease(key, "t1", null, Duration.ofMillis(500), String.class, lease -> {
+            externalCalls.incrementAndGet();
+            return "ch_second";
+        }, (tx, chargeId) -> chargeId);
+    }
+
+    /** A key row; all but completed ones carry a lease that ran out a second ago. */
+    private static void insertKey(String key, String status, String failure, String expiresAt) {
+        String lease = status.equals("completed") ? "NULL, NULL" : "7, now() - interval '1 second'";
+        String result = status.equals("completed") ? "'\"ok\"'" : "NULL";
+        db.schema.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, failure, lease_token, "
+                + "lease_expires_at, expires_at) VALUES ('t1', '" + key + "', '" + status + "', " + result + ", " + failure
+                + ", " + lease + ", " + expiresAt + ")");
+    }
+
+    private static void awaitPast(String key, String column) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            boolean past = db.jdbi.withHandle(h -> h.createQuery("SELECT " + column + " < now() FROM idempotency_keys "
+                    + "WHERE idempotency_key = :k").bind("k", key).mapTo(Boolean.class).one());
+            if (past) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError(column + " of " + key + " never passed");
+    }
+}
