@@ -116,11 +116,13 @@ final class RelaySql {
      * The batch: for each given ordering hash its first :maxPerKey pending events in id order, less
      * every event at or behind a not-yet-due event of its key; first events of every key before
      * second ones, at most :batchSize, returned in id order. age_millis is now() - created_at.
+     * message_id is the event's UUID, or for a row written before migration V3 its id in decimal.
      */
     static final String PENDING_EVENTS = """
             SELECT * FROM (
                 SELECT * FROM (
-                    SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
+                    SELECT e.id, coalesce(e.message_id::text, e.id::text) AS message_id,
+                           e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
                            e.headers::text AS headers, e.created_at, e.attempts,
                            (e.ordering_hash & 2147483647) % :partitions AS partition_no,
                            (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
@@ -202,7 +204,8 @@ final class RelaySql {
 
     /** Dead letters, oldest first. */
     static final String LIST_DEAD = """
-            SELECT id, tenant_id, topic, partition_key, attempts, last_error, created_at
+            SELECT id, coalesce(message_id::text, id::text) AS message_id, tenant_id, topic, partition_key,
+                   attempts, last_error, created_at
             FROM {schema}.outbox_events
             WHERE status = 'dead'
             ORDER BY id
