@@ -8,12 +8,19 @@
 -- Rows written before this migration keep NULL and go on being sent under their decimal id, the
 -- message id they had: one of them may already have reached a broker or consumer under that id
 -- (an attempt that timed out, a relay that stopped between the ack and the mark), and a new id
--- would make it a new message. Adding the column without a default and the check as NOT VALID
--- changes only the catalog: no table rewrite and no scan while the table is locked.
+-- would make it a new message. Every later row must have one: the check exempts only ids up to
+-- the highest existing one (it applies to updates too, so a plain NOT NULL check would stop the
+-- relay from marking the older rows). The column without a default and the check as NOT VALID
+-- change only the catalog: no table rewrite and no scan while the table is locked.
 ALTER TABLE "${flyway:defaultSchema}".outbox_events ADD COLUMN message_id uuid;
 ALTER TABLE "${flyway:defaultSchema}".outbox_events ALTER COLUMN message_id SET DEFAULT gen_random_uuid();
-ALTER TABLE "${flyway:defaultSchema}".outbox_events
-    ADD CONSTRAINT outbox_events_message_id_set CHECK (message_id IS NOT NULL) NOT VALID;
+DO $$
+BEGIN
+    EXECUTE format('ALTER TABLE %I.outbox_events ADD CONSTRAINT outbox_events_message_id_set CHECK (message_id IS NOT NULL OR id <= %s) NOT VALID',
+                   '${flyway:defaultSchema}',
+                   (SELECT coalesce(max(id), 0) FROM "${flyway:defaultSchema}".outbox_events));
+END
+$$;
 
 -- Per ordering key the relay publishes in id order, and writers of one key draw their ids under an
 -- advisory lock held to commit. That makes id order commit order only while every session takes

@@ -86,6 +86,25 @@ final class RelaySql {
             WHERE p.partition_no = held.partition_no AND p.epoch = held.epoch AND p.owner_id = :instance
             RETURNING p.partition_no""";
 
+    // ---- schema check at start ---------------------------------------------------------------
+
+    /**
+     * What the relay needs of the outbox table, read from the catalogs (no lock): whether it exists,
+     * whether it has message_id (migration V3), its id sequence and that sequence's CACHE. The CASEs
+     * keep pg_get_serial_sequence, which fails on a missing table, from running when it is missing.
+     */
+    static final String OUTBOX_TABLE_SHAPE = """
+            SELECT to_regclass(t.name) IS NOT NULL AS table_exists,
+                   EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'message_id'
+                             AND NOT a.attisdropped) AS has_message_id,
+                   CASE WHEN to_regclass(t.name) IS NOT NULL
+                        THEN pg_get_serial_sequence(t.name, 'id') END AS id_sequence,
+                   CASE WHEN to_regclass(t.name) IS NOT NULL
+                        THEN (SELECT s.seqcache FROM pg_catalog.pg_sequence s
+                              WHERE s.seqrelid = pg_get_serial_sequence(t.name, 'id')::regclass) END AS id_cache
+            FROM (VALUES ('{schema}.outbox_events')) AS t(name)""";
+
     // ---- events ----------------------------------------------------------------------------
 
     /**
