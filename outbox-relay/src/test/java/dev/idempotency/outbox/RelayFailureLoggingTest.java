@@ -90,6 +90,9 @@ class RelayFailureLoggingTest {
                     + rejectedMessageId + ", topic " + hookTopic + ", attempts 1): rejected by the publisher, last error"
                     + " HTTP 400; list and requeue dead letters with OutboxDeadLetters or the dead-letters command"),
                     failureLines::toString);
+            assertEquals(List.of(unroutedMessageId, rejectedMessageId),
+                    new OutboxDeadLetters(outbox.dataSource(), outbox.schema()).list(10).stream()
+                            .map(OutboxDeadLetter::messageId).toList(), "operators see each dead letter's message id");
             List<String> leaks = everything(captured).stream().filter(l -> l.contains(sentinel)).toList();
             assertEquals(List.of(), leaks, "no captured log line (INFO and up, any logger) carries the payload");
         } finally {
