@@ -18,7 +18,7 @@ import org.jdbi.v3.core.Jdbi;
  */
 final class Accounting {
     /** A committed outbox event of the workload's tenant. */
-    record CommittedEvent(long id, String orderingKey, String requestKey) {
+    record CommittedEvent(long id, String messageId, String orderingKey, String requestKey) {
     }
 
     private final Map<String, Long> rows = new LinkedHashMap<>();
@@ -30,10 +30,12 @@ final class Accounting {
 
     /** Committed outbox events of {@code tenant}, in id order. */
     static List<CommittedEvent> committedEvents(Jdbi jdbi, String tenant) {
-        return jdbi.withHandle(h -> h.createQuery("SELECT id, tenant_id || '/' || topic || '/' || partition_key AS ordering_key, "
+        return jdbi.withHandle(h -> h.createQuery("SELECT id, message_id::text AS message_id, "
+                        + "tenant_id || '/' || topic || '/' || partition_key AS ordering_key, "
                         + "payload->>'key' AS request_key FROM outbox_events WHERE tenant_id = :t ORDER BY id")
                 .bind("t", tenant)
-                .map((rs, ctx) -> new CommittedEvent(rs.getLong("id"), rs.getString("ordering_key"), rs.getString("request_key")))
+                .map((rs, ctx) -> new CommittedEvent(rs.getLong("id"), rs.getString("message_id"),
+                        rs.getString("ordering_key"), rs.getString("request_key")))
                 .list());
     }
 
@@ -45,7 +47,7 @@ final class Accounting {
             throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            List<Long> ids = committedEvents(jdbi, tenant).stream().map(CommittedEvent::id).toList();
+            List<String> ids = committedEvents(jdbi, tenant).stream().map(CommittedEvent::messageId).toList();
             if (published.containsAll(ids)) {
                 return true;
             }
@@ -112,11 +114,11 @@ final class Accounting {
             a.problems.add("business rows for keys no caller ran: " + strangers);
         }
 
-        Map<Long, Integer> counts = published.countsById();
+        Map<String, Integer> counts = published.countsByMessageId();
         int lost = 0;
         int publishedTwice = 0;
         for (CommittedEvent e : events) {
-            int n = counts.getOrDefault(e.id(), 0);
+            int n = counts.getOrDefault(e.messageId(), 0);
             if (n == 0) {
                 lost++;
                 if (lost <= 10) {
@@ -126,13 +128,13 @@ final class Accounting {
                 publishedTwice++;
             }
         }
-        Set<Long> committedIds = new HashSet<>();
-        events.forEach(e -> committedIds.add(e.id()));
-        long phantom = counts.keySet().stream().filter(id -> !committedIds.contains(id)).count();
+        Map<String, Long> outboxIds = new HashMap<>();
+        events.forEach(e -> outboxIds.put(e.messageId(), e.id()));
+        long phantom = counts.keySet().stream().filter(id -> !outboxIds.containsKey(id)).count();
         if (phantom > 0) {
             a.problems.add(phantom + " published events were never committed");
         }
-        int orderViolations = firstPublicationOrderViolations(published, a.problems);
+        int orderViolations = firstPublicationOrderViolations(published, outboxIds, a.problems);
 
         a.problems.addAll(ledger.unclear().stream().map(u -> "unclear exception: " + u).limit(20).toList());
 
@@ -157,23 +159,28 @@ final class Accounting {
         return a;
     }
 
-    /** Per ordering key, each event's first publication must come after its predecessors' first publications. */
-    private static int firstPublicationOrderViolations(PublishedEvents published, List<String> problems) {
+    /**
+     * Per ordering key, each event's first publication must come after its predecessors' first
+     * publications (outbox id order; message ids map to outbox ids, unknown ones are counted as phantoms).
+     */
+    private static int firstPublicationOrderViolations(PublishedEvents published, Map<String, Long> outboxIds,
+                                                       List<String> problems) {
         Map<String, Long> lastFirst = new HashMap<>();
-        Set<Long> seen = new HashSet<>();
+        Set<String> seen = new HashSet<>();
         int violations = 0;
         for (PublishedEvents.Publication p : published.all()) {
-            if (!seen.add(p.id())) {
+            Long id = outboxIds.get(p.messageId());
+            if (id == null || !seen.add(p.messageId())) {
                 continue;
             }
             Long previous = lastFirst.get(p.orderingKey());
-            if (previous != null && previous > p.id()) {
+            if (previous != null && previous > id) {
                 violations++;
                 if (violations <= 10) {
-                    problems.add("ordering key " + p.orderingKey() + ": event " + p.id() + " first published after " + previous);
+                    problems.add("ordering key " + p.orderingKey() + ": event " + id + " first published after " + previous);
                 }
             } else {
-                lastFirst.put(p.orderingKey(), p.id());
+                lastFirst.put(p.orderingKey(), id);
             }
         }
         return violations;

@@ -25,7 +25,7 @@ final class RabbitMqQueue implements AutoCloseable {
         channel.queueDeclare(name, false, false, false, null);
         channel.basicConsume(name, true, (tag, delivery) -> {
             Map<String, Object> headers = delivery.getProperties().getHeaders();
-            published.record(Long.parseLong(delivery.getProperties().getMessageId()),
+            published.record(delivery.getProperties().getMessageId(),
                     String.valueOf(headers.get("Outbox-Tenant")), String.valueOf(headers.get("Outbox-Topic")),
                     String.valueOf(headers.get("Outbox-Partition-Key")));
         }, tag -> { });

@@ -16,7 +16,7 @@ final class RecordingSink implements Publisher {
     @Override
     public List<PublishResult> publish(List<OutboxEvent> events) {
         for (OutboxEvent e : events) {
-            published.record(e.id(), e.tenant(), e.topic(), e.partitionKey());
+            published.record(e.messageId(), e.tenant(), e.topic(), e.partitionKey());
         }
         return events.stream().map(e -> PublishResult.published()).toList();
     }

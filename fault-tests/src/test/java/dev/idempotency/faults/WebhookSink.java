@@ -67,7 +67,7 @@ final class WebhookSink implements AutoCloseable {
         try (InputStream body = exchange.getRequestBody()) {
             body.readAllBytes();
             var headers = exchange.getRequestHeaders();
-            published.record(Long.parseLong(headers.getFirst("Idempotency-Key")), headers.getFirst("Outbox-Tenant"),
+            published.record(headers.getFirst("Idempotency-Key"), headers.getFirst("Outbox-Tenant"),
                     headers.getFirst("Outbox-Topic"), headers.getFirst("Outbox-Partition-Key"));
             received.computeIfAbsent(relay, r -> new AtomicInteger()).incrementAndGet();
             if (delayMillis > 0) {

@@ -43,7 +43,7 @@ public final class OutboxDeadLetters {
         }
         return jdbi.withHandle(h -> h.createQuery(list)
                 .bind("limit", limit)
-                .map((rs, ctx) -> new OutboxDeadLetter(rs.getLong("id"), rs.getString("tenant_id"),
+                .map((rs, ctx) -> new OutboxDeadLetter(rs.getLong("id"), rs.getString("message_id"), rs.getString("tenant_id"),
                         rs.getString("topic"), rs.getString("partition_key"), rs.getInt("attempts"),
                         rs.getString("last_error"), rs.getObject("created_at", OffsetDateTime.class).toInstant()))
                 .list());

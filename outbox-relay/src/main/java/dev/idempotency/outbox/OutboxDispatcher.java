@@ -32,6 +32,7 @@ final class OutboxDispatcher {
     private final RetryBackoff backoff;
     private final int maxAttempts;
     private final OutboxRelayListener listener;
+    private final RelayFailureLog failures;
 
     OutboxDispatcher(OutboxEventStore store, PartitionLeases leases, TimeLimitedPublisher publisher,
                      OutboxRelayConfig config, OutboxRelayListener listener) {
@@ -41,6 +42,7 @@ final class OutboxDispatcher {
         this.backoff = new RetryBackoff(config.backoffBase(), config.backoffMax());
         this.maxAttempts = config.maxAttempts();
         this.listener = listener;
+        this.failures = new RelayFailureLog(config.instanceId());
     }
 
     /** Claims, publishes and marks one batch; returns how many events it claimed (0: nothing due). */
@@ -74,7 +76,8 @@ final class OutboxDispatcher {
             if (!leases.canPublish(head.partition(), head.epoch())) {
                 it.remove();
             } else if (!head.decoded()) {
-                log.warn("dead-lettering outbox event {}: {}", head.id(), head.decodeError());
+                failures.deadLettered(head, head.attempts(), RelayFailureLog.DeadLetterCause.UNDECODABLE,
+                        head.decodeError());
                 outcomes.dead.add(new OutboxEventStore.DeadLetter(head, false, head.decodeError()));
                 notifyDead(head.id(), head.decodeError());
                 it.remove();
@@ -107,10 +110,13 @@ final class OutboxDispatcher {
                     if (attempts >= maxAttempts) {
                         String error = "gave up after " + attempts + " attempts: " + result.error();
                         outcomes.dead.add(new OutboxEventStore.DeadLetter(event, true, error));
+                        failures.deadLettered(event, attempts, RelayFailureLog.DeadLetterCause.RETRIES_EXHAUSTED,
+                                result.error());
                         notifyDead(event.id(), error);
                     } else {
                         outcomes.failed.add(new OutboxEventStore.FailedAttempt(event, backoff.delayMillis(attempts),
                                 result.error()));
+                        failures.publishFailed(event.event(), result);
                         notifyFailed(event.event(), result.error());
                     }
                     queues.remove(event.key());
@@ -118,6 +124,8 @@ final class OutboxDispatcher {
                 case REJECTED -> {
                     String error = "rejected: " + result.error();
                     outcomes.dead.add(new OutboxEventStore.DeadLetter(event, true, error));
+                    failures.deadLettered(event, event.attempts() + 1, RelayFailureLog.DeadLetterCause.REJECTED,
+                            result.error());
                     notifyDead(event.id(), error);
                     queues.remove(event.key());
                 }

@@ -171,10 +171,10 @@ final class OutboxEventStore {
     }
 
     /** The columns of one claimed row, before decoding. */
-    private record Row(long id, String tenant, String topic, String partitionKey, String payload, String headers,
-                       OffsetDateTime createdAt, int attempts, int partition, long ageMillis) {
+    private record Row(long id, String messageId, String tenant, String topic, String partitionKey, String payload,
+                       String headers, OffsetDateTime createdAt, int attempts, int partition, long ageMillis) {
         static Row read(ResultSet rs) throws SQLException {
-            return new Row(rs.getLong("id"), rs.getString("tenant_id"), rs.getString("topic"),
+            return new Row(rs.getLong("id"), rs.getString("message_id"), rs.getString("tenant_id"), rs.getString("topic"),
                     rs.getString("partition_key"), rs.getString("payload"), rs.getString("headers"),
                     rs.getObject("created_at", OffsetDateTime.class), rs.getInt("attempts"),
                     rs.getInt("partition_no"), rs.getLong("age_millis"));
@@ -183,8 +183,8 @@ final class OutboxEventStore {
         ClaimedEvent decode(long epoch, long claimedAt) {
             ClaimedEvent.OrderingKey key = new ClaimedEvent.OrderingKey(tenant, topic, partitionKey);
             try {
-                OutboxEvent event = new OutboxEvent(id, tenant, topic, partitionKey, payload, decodeHeaders(headers),
-                        createdAt.toInstant(), attempts + 1);
+                OutboxEvent event = new OutboxEvent(id, messageId, tenant, topic, partitionKey, payload,
+                        decodeHeaders(headers), createdAt.toInstant(), attempts + 1);
                 return new ClaimedEvent(id, key, partition, epoch, attempts, ageMillis, claimedAt, event, null);
             } catch (RuntimeException | JsonProcessingException e) {
                 return new ClaimedEvent(id, key, partition, epoch, attempts, ageMillis, claimedAt, null,

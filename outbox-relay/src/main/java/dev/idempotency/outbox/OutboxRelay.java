@@ -77,6 +77,7 @@ public final class OutboxRelay implements AutoCloseable {
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
     private final OutboxRelayConfig config;
+    private final OutboxSchemaCheck schemaCheck;
     private final PartitionLeases leases;
     private final OutboxDispatcher dispatcher;
     private final TimeLimitedPublisher publisher;
@@ -101,6 +102,7 @@ public final class OutboxRelay implements AutoCloseable {
         Objects.requireNonNull(listener, "listener");
         Jdbi jdbi = jdbi(dataSource, config);
         String id = config.instanceId();
+        this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema());
         this.leases = new PartitionLeases(jdbi, config);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
         this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener);
@@ -118,13 +120,17 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Checks the partition table (creating its rows on first use) and starts the threads. Fails, and
-     * starts nothing, when the database is unreachable or holds another partition count.
+     * Checks the outbox and partition tables (creating the partition rows on first use) and starts
+     * the threads. Fails, and starts nothing, when the database is unreachable or holds another
+     * partition count, and with an {@link OutboxSchemaException} naming the fix when the outbox table
+     * predates this relay's migrations or its id sequence caches ids (CACHE other than 1), which
+     * would break per-key order.
      */
     public synchronized void start() {
         if (state != State.NEW) {
             throw new IllegalStateException("relay " + config.instanceId() + " was already started");
         }
+        schemaCheck.verify();
         leases.prepare();
         state = State.RUNNING;
         leaseKeeper.scheduleWithFixedDelay(this::keepLeases, 0, config.renewalInterval().toNanos(), TimeUnit.NANOSECONDS);

@@ -86,6 +86,25 @@ final class RelaySql {
             WHERE p.partition_no = held.partition_no AND p.epoch = held.epoch AND p.owner_id = :instance
             RETURNING p.partition_no""";
 
+    // ---- schema check at start ---------------------------------------------------------------
+
+    /**
+     * What the relay needs of the outbox table, read from the catalogs (no lock): whether it exists,
+     * whether it has message_id (migration V3), its id sequence and that sequence's CACHE. The CASEs
+     * keep pg_get_serial_sequence, which fails on a missing table, from running when it is missing.
+     */
+    static final String OUTBOX_TABLE_SHAPE = """
+            SELECT to_regclass(t.name) IS NOT NULL AS table_exists,
+                   EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'message_id'
+                             AND NOT a.attisdropped) AS has_message_id,
+                   CASE WHEN to_regclass(t.name) IS NOT NULL
+                        THEN pg_get_serial_sequence(t.name, 'id') END AS id_sequence,
+                   CASE WHEN to_regclass(t.name) IS NOT NULL
+                        THEN (SELECT s.seqcache FROM pg_catalog.pg_sequence s
+                              WHERE s.seqrelid = pg_get_serial_sequence(t.name, 'id')::regclass) END AS id_cache
+            FROM (VALUES ('{schema}.outbox_events')) AS t(name)""";
+
     // ---- events ----------------------------------------------------------------------------
 
     /**
@@ -116,11 +135,13 @@ final class RelaySql {
      * The batch: for each given ordering hash its first :maxPerKey pending events in id order, less
      * every event at or behind a not-yet-due event of its key; first events of every key before
      * second ones, at most :batchSize, returned in id order. age_millis is now() - created_at.
+     * message_id is the event's UUID, or for a row written before migration V3 its id in decimal.
      */
     static final String PENDING_EVENTS = """
             SELECT * FROM (
                 SELECT * FROM (
-                    SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
+                    SELECT e.id, coalesce(e.message_id::text, e.id::text) AS message_id,
+                           e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
                            e.headers::text AS headers, e.created_at, e.attempts,
                            (e.ordering_hash & 2147483647) % :partitions AS partition_no,
                            (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
@@ -202,7 +223,8 @@ final class RelaySql {
 
     /** Dead letters, oldest first. */
     static final String LIST_DEAD = """
-            SELECT id, tenant_id, topic, partition_key, attempts, last_error, created_at
+            SELECT id, coalesce(message_id::text, id::text) AS message_id, tenant_id, topic, partition_key,
+                   attempts, last_error, created_at
             FROM {schema}.outbox_events
             WHERE status = 'dead'
             ORDER BY id

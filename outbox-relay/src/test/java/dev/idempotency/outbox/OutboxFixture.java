@@ -36,6 +36,22 @@ final class OutboxFixture implements AutoCloseable {
         return new OutboxFixture(schema);
     }
 
+    /** A schema migrated only up to {@code version}, as a database made by an older release is. */
+    static OutboxFixture createAtVersion(String prefix, String version) {
+        TestSchema schema = TestDatabase.get().newSchema(prefix, 4);
+        org.flywaydb.core.Flyway.configure(IdempotencyMigrations.class.getClassLoader())
+                .configuration(IdempotencyMigrations.flyway(schema.dataSource(), schema.name()).getConfiguration())
+                .target(version)
+                .load()
+                .migrate();
+        return new OutboxFixture(schema);
+    }
+
+    /** Applies the migrations this schema still lacks. */
+    void migrate() {
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+    }
+
     String schema() {
         return schema.name();
     }

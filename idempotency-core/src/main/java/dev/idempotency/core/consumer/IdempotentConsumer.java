@@ -10,7 +10,8 @@ import java.util.Objects;
 
 /**
  * Applies each message's effects exactly once, however often the broker delivers it: the message
- * id (the outbox event id our relay sends) becomes the idempotency key, prefixed with this
+ * id (the event's {@code OutboxEvent.messageId()} our relay sends, a UUID fixed when the event was
+ * written, unique across outboxes) becomes the idempotency key, prefixed with this
  * consumer's name so that two consumers of one message each apply it once. Each call returns a
  * {@link Delivery} saying whether to acknowledge or to let the broker redeliver; it never throws
  * for a failed handler.
@@ -39,7 +40,11 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         return new IdempotentConsumer<>(executor, name);
     }
 
-    /** Runs {@code handler} for the message unless an earlier delivery of it already committed. */
+    /**
+     * Runs {@code handler} for the message unless an earlier delivery of it already committed. Pass
+     * the message id the broker delivered (AMQP {@code message-id}, {@code Nats-Msg-Id}, the
+     * {@code Idempotency-Key} header of Kafka or HTTP), never the outbox row id, which repeats across outboxes.
+     */
     public <X extends Exception> Delivery consume(String messageId, String tenant, MessageHandler<TX, X> handler) {
         Objects.requireNonNull(handler, "handler");
         String key;

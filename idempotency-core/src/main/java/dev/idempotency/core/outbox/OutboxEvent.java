@@ -5,10 +5,15 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * One committed outbox event as a publisher receives it. {@link #id()} is unique and stable across
- * redeliveries: publishers send it as the message id so brokers and consumers can drop duplicates.
+ * One committed outbox event as a publisher receives it. {@link #messageId()} is globally unique
+ * and stable across redeliveries: publishers send it as the message id so brokers and consumers can
+ * drop duplicates. {@link #id()} is the outbox row id, which orders a key's events in one outbox but
+ * repeats across outboxes (two services, two schemas, a rebuilt database), so it is never a dedup id.
  *
- * @param id the outbox row id, the message's dedup id
+ * @param id the outbox row id: publish order within one outbox, and diagnostics
+ * @param messageId the message's dedup id, fixed when the event was written: a random UUID (or, for
+ *                  a row written before migration V3, its outbox id in decimal, the id it was first
+ *                  sent under); printable ASCII, at most {@value #MAX_MESSAGE_ID_LENGTH} characters
  * @param tenant the tenant that emitted the event
  * @param topic the destination (Kafka topic, AMQP routing key, NATS subject, webhook path)
  * @param partitionKey events with the same tenant, topic and partition key are published in id order
@@ -17,9 +22,13 @@ import java.util.Objects;
  * @param createdAt when the emitting transaction wrote the event (database clock)
  * @param attempt 1 for the first publish attempt, 2 for the first retry, and so on
  */
-public record OutboxEvent(long id, String tenant, String topic, String partitionKey, String payloadJson,
-                          Map<String, String> headers, Instant createdAt, int attempt) {
+public record OutboxEvent(long id, String messageId, String tenant, String topic, String partitionKey,
+                          String payloadJson, Map<String, String> headers, Instant createdAt, int attempt) {
+    /** Longest accepted message id, so that it fits every broker's message id field and a consumer's key. */
+    public static final int MAX_MESSAGE_ID_LENGTH = 128;
+
     public OutboxEvent {
+        requireMessageId(messageId);
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(topic, "topic");
         Objects.requireNonNull(partitionKey, "partitionKey");
@@ -28,8 +37,13 @@ public record OutboxEvent(long id, String tenant, String topic, String partition
         Objects.requireNonNull(createdAt, "createdAt");
     }
 
-    /** The message id publishers send: the event id in decimal. */
-    public String messageId() {
-        return Long.toString(id);
+    // Every publisher puts the id in a header field (HTTP, AMQP short string, NATS): printable ASCII fits all.
+    private static void requireMessageId(String messageId) {
+        Objects.requireNonNull(messageId, "messageId");
+        if (messageId.isEmpty() || messageId.length() > MAX_MESSAGE_ID_LENGTH
+                || !messageId.chars().allMatch(c -> c > 0x20 && c < 0x7F)) {
+            throw new IllegalArgumentException("messageId must be 1 to " + MAX_MESSAGE_ID_LENGTH
+                    + " printable ASCII characters without spaces");
+        }
     }
 }

@@ -10,8 +10,8 @@ import java.util.List;
  * for all broker acknowledgements together, and returns one {@link PublishResult} per event, in the
  * same order. It reports per-event failures as results instead of throwing. The relay never passes
  * two events of the same {@code (tenant, topic, partitionKey)} in one call, so a publisher may send a
- * batch in any order. Each message carries {@link OutboxEvent#messageId()} as its message id or
- * dedup header, and the tenant, topic and partition key as headers.
+ * batch in any order. Each message carries {@link OutboxEvent#messageId()} (globally unique, never the
+ * outbox row id) as its message id or dedup header, and the tenant, topic and partition key as headers.
  */
 public interface Publisher extends AutoCloseable {
 

@@ -1,5 +1,6 @@
 package dev.idempotency.outbox.cli;
 
+import dev.idempotency.outbox.OutboxSchemaException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -12,8 +13,8 @@ public final class OutboxRelayCli {
     public static void main(String[] args) {
         CommandLine commandLine = new CommandLine(new OutboxRelayCli())
                 .setExecutionExceptionHandler((error, command, parsed) -> {
-                    // A bad setting is the operator's to fix: say which, without a stack trace.
-                    if (error instanceof IllegalArgumentException) {
+                    // A bad setting or schema is the operator's to fix: say which, without a stack trace.
+                    if (error instanceof IllegalArgumentException || error instanceof OutboxSchemaException) {
                         command.getErr().println("error: " + error.getMessage());
                         return 2;
                     }

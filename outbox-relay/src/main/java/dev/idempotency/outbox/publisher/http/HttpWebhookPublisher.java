@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * Publishes each event as an HTTP POST of its JSON payload to a webhook (see
  * {@link HttpWebhookConfig#urlFor(String)}), on the JDK's {@code java.net.http} client.
  *
- * <p>Every request carries {@value #IDEMPOTENCY_KEY}: the event id, on which the receiver
- * deduplicates; {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
+ * <p>Every request carries {@value #IDEMPOTENCY_KEY}: the event's message id
+ * ({@link OutboxEvent#messageId()}, unique across outboxes), on which the receiver deduplicates; {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
  * and {@code Outbox-Partition-Key}, encoded with {@link OutboxHeaders#encodeAsciiValue(String)} so
  * that any value fits; the configured static headers; and the event's own headers as they are,
  * except those that are not valid HTTP headers, have a value that is not printable ASCII, or would
@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  * new batches and the client's idle connections go when it is garbage collected.
  */
 public final class HttpWebhookPublisher implements Publisher {
-    /** The header carrying the event id. */
+    /** The header carrying {@link OutboxEvent#messageId()}. */
     public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
 
     private static final Logger log = LoggerFactory.getLogger(HttpWebhookPublisher.class);

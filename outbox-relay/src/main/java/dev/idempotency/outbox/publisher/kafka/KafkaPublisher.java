@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * by its partition key (so a key's events share a partition and keep their order), with the JSON payload
  * as UTF-8 value and these headers, all UTF-8 strings:
  * <ul>
- *   <li>{@value #MESSAGE_ID_HEADER}: the event id; consumers use it as their idempotency key,</li>
+ *   <li>{@value #MESSAGE_ID_HEADER}: the event's message id ({@link OutboxEvent#messageId()}, unique
+ *       across outboxes); consumers use it as their idempotency key,</li>
  *   <li>{@value #TENANT_HEADER}, {@value #TOPIC_HEADER} (the event's topic, without prefix),
  *       {@value #PARTITION_KEY_HEADER},</li>
  *   <li>the event's own headers, except any that reuse one of the four names above.</li>

@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A publisher that writes each event to an SLF4J logger and reports it published: the default for a
- * first run, to watch the outbox flow without a broker. At INFO it logs the event id, tenant, topic,
- * partition key, attempt and payload size, never the payload; at DEBUG a second line gives the headers
- * and the payload.
+ * first run, to watch the outbox flow without a broker. At INFO it logs the event id, message id,
+ * tenant, topic, partition key, attempt and payload size, never the payload; at DEBUG a second line
+ * gives the headers and the payload.
  */
 public final class LoggingPublisher implements Publisher {
     /** The logger events go to unless another is named. */
@@ -52,8 +52,8 @@ public final class LoggingPublisher implements Publisher {
         List<PublishResult> results = new ArrayList<>(events.size());
         for (OutboxEvent event : events) {
             if (logger.isInfoEnabled()) {
-                logger.info("outbox event {} tenant={} topic={} partitionKey={} attempt={} payloadBytes={}",
-                        event.id(), event.tenant(), event.topic(), event.partitionKey(), event.attempt(),
+                logger.info("outbox event {} messageId={} tenant={} topic={} partitionKey={} attempt={} payloadBytes={}",
+                        event.id(), event.messageId(), event.tenant(), event.topic(), event.partitionKey(), event.attempt(),
                         event.payloadJson().getBytes(StandardCharsets.UTF_8).length);
             }
             logger.debug("outbox event {} headers={} payload={}", event.id(), event.headers(), event.payloadJson());

@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * space, or a payload over the server's limit) is REJECTED.
  *
  * <p>Each message goes to {@link NatsJetStreamConfig#subjectFor(String)} with the JSON payload and
- * headers {@value #MESSAGE_ID_HEADER} = the event id, so the stream drops a re-publish within its
- * duplicate window; {@code Outbox-Tenant}, {@code Outbox-Topic}, {@code Outbox-Partition-Key},
+ * headers {@value #MESSAGE_ID_HEADER} = the event's message id ({@link OutboxEvent#messageId()},
+ * unique across outboxes), so the stream drops a re-publish within its duplicate window; {@code Outbox-Tenant}, {@code Outbox-Topic}, {@code Outbox-Partition-Key},
  * encoded with {@link OutboxHeaders#encodeAsciiValue(String)}; and the event's own headers, except
  * those NATS refuses (non-ASCII values) and those starting with {@code Nats-}, which would steer
  * JetStream (both skipped and logged at WARN).

@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * for a routing key is REJECTED.
  *
  * <p>Each message is persistent (delivery mode 2), has content type {@code application/json},
- * AMQP {@code message-id} = the event id, and headers {@code Outbox-Tenant}, {@code Outbox-Topic},
+ * AMQP {@code message-id} = the event's message id ({@link OutboxEvent#messageId()}, unique across
+ * outboxes), and headers {@code Outbox-Tenant}, {@code Outbox-Topic},
  * {@code Outbox-Partition-Key} (as UTF-8 strings) plus the event's own headers (those that would
  * replace the former, or whose names exceed 255 bytes, are skipped and logged at WARN). It goes to
  * {@link RabbitMqConfig#exchange()} with the topic as routing key.

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
@@ -42,7 +43,7 @@ class HttpWebhookPublisherTest {
 
         assertEquals(List.of(Status.PUBLISHED, Status.PUBLISHED), statuses(results));
         assertEquals(2, receiver.received().size());
-        WebhookReceiver.Request request = receiver.receivedWithKey("101");
+        WebhookReceiver.Request request = receiver.receivedWithKey(messageId(101));
         assertEquals("POST", request.method());
         assertEquals("/hooks/orders", request.uri().getRawPath());
         assertEquals("{\"total\":12.5}", request.body());
@@ -52,7 +53,7 @@ class HttpWebhookPublisherTest {
         assertEquals("order%207", request.header("Outbox-Partition-Key"), "a space is percent-encoded");
         assertEquals("t-1", request.header("trace-id"));
         assertEquals("Bearer s3cret", request.header("Authorization"));
-        assertEquals("/hooks/refunds", receiver.receivedWithKey("102").uri().getRawPath());
+        assertEquals("/hooks/refunds", receiver.receivedWithKey(messageId(102)).uri().getRawPath());
     }
 
     @Test
@@ -80,8 +81,9 @@ class HttpWebhookPublisherTest {
 
     @Test
     void successIsPublishedClientErrorsAreRejectedAndEverythingElseIsRetried() {
-        Map<String, Integer> statusByKey = Map.of("1", 200, "2", 204, "3", 400, "4", 404, "5", 422,
-                "6", 408, "7", 429, "8", 500, "9", 503, "10", 302);
+        Map<String, Integer> statusByKey = Map.of(messageId(1), 200, messageId(2), 204, messageId(3), 400,
+                messageId(4), 404, messageId(5), 422, messageId(6), 408, messageId(7), 429, messageId(8), 500,
+                messageId(9), 503, messageId(10), 302);
         receiver.answer(request -> {
             int status = statusByKey.get(request.header("Idempotency-Key"));
             return new WebhookReceiver.Answer(status, status < 300 ? "" : "because " + status);
@@ -105,7 +107,7 @@ class HttpWebhookPublisherTest {
             throws InterruptedException {
         CountDownLatch releaseSlowAnswer = new CountDownLatch(1);
         receiver.answer(request -> {
-            if (request.header("Idempotency-Key").equals("1")) {
+            if (request.header("Idempotency-Key").equals(messageId(1))) {
                 releaseSlowAnswer.await(30, TimeUnit.SECONDS);
             }
             return new WebhookReceiver.Answer(200, "");
@@ -185,8 +187,8 @@ class HttpWebhookPublisherTest {
 
         WebhookReceiver.Request request = receiver.received().get(0);
         assertEquals("ok", request.header("X-Good"));
-        assertEquals("7", request.header("Idempotency-Key"));
-        assertEquals(List.of("7"), request.headers().get("Idempotency-Key"));
+        assertEquals(messageId(7), request.header("Idempotency-Key"));
+        assertEquals(List.of(messageId(7)), request.headers().get("Idempotency-Key"));
         assertEquals("application/json", request.header("Content-Type"));
         assertEquals(List.of(receiver.url("").substring("http://".length())), request.headers().get("Host"));
         assertNull(request.header("bad header"));
@@ -241,6 +243,11 @@ class HttpWebhookPublisherTest {
 
     private static OutboxEvent event(long id, String topic, String partitionKey, String payload,
                                      Map<String, String> headers) {
-        return new OutboxEvent(id, "acme", topic, partitionKey, payload, headers, Instant.now(), 1);
+        return new OutboxEvent(id, messageId(id), "acme", topic, partitionKey, payload, headers, Instant.now(), 1);
+    }
+
+    /** A message id unlike the outbox id, so that a test sees which of the two a message carries. */
+    static String messageId(long id) {
+        return new UUID(0x5eedL, id).toString();
     }
 }

@@ -65,8 +65,8 @@ class KafkaPublisherTest {
 
         Map<String, ConsumerRecord<byte[], byte[]>> byMessageId = consume(topic, 2).stream()
                 .collect(Collectors.toMap(r -> header(r, KafkaPublisher.MESSAGE_ID_HEADER), r -> r));
-        ConsumerRecord<byte[], byte[]> first = byMessageId.get(Long.toString(order.id()));
-        assertNotNull(first, "a record whose message id is the event id");
+        ConsumerRecord<byte[], byte[]> first = byMessageId.get(order.messageId());
+        assertNotNull(first, "a record whose message id is the event's message id");
         assertEquals("order-17", utf8(first.key()));
         assertEquals("{\"total\":42}", utf8(first.value()));
         assertEquals("tenant-a", header(first, KafkaPublisher.TENANT_HEADER), "the event's own Outbox-Tenant dropped");
@@ -76,7 +76,7 @@ class KafkaPublisherTest {
         assertEquals("application/json", header(first, "Content-Type"));
         assertEquals(6, first.headers().toArray().length, "the event's two headers and the publisher's four");
 
-        ConsumerRecord<byte[], byte[]> second = byMessageId.get(Long.toString(refund.id()));
+        ConsumerRecord<byte[], byte[]> second = byMessageId.get(refund.messageId());
         assertNotNull(second);
         assertEquals("order-18", utf8(second.key()));
         assertEquals("{\"refund\":\"€5\"}", utf8(second.value()));
@@ -271,7 +271,7 @@ class KafkaPublisherTest {
 
     private static OutboxEvent event(String tenant, String topic, String key, String json,
                                      Map<String, String> headers) {
-        return new OutboxEvent(ids.incrementAndGet(), tenant, topic, key, json, headers, Instant.now(), 1);
+        return new OutboxEvent(ids.incrementAndGet(), UUID.randomUUID().toString(), tenant, topic, key, json, headers, Instant.now(), 1);
     }
 
     /** Reads every partition of {@code topic} from the start until {@code count} records arrived. */

@@ -17,10 +17,12 @@ import org.slf4j.event.Level;
 @Timeout(30)
 class LoggingPublisherTest {
     private static final String SECRET_PAYLOAD = "{\"card\":\"4111-secret\"}";
+    private static final String MESSAGE_41 = "5b0f4a3e-8c1d-4f2a-9e6b-1a2b3c4d5e6f";
+    private static final String MESSAGE_42 = "0d9c8b7a-6f5e-4d3c-8b2a-19f8e7d6c5b4";
 
     private final List<OutboxEvent> events = List.of(
-            new OutboxEvent(41, "acme", "orders", "order-1", SECRET_PAYLOAD, Map.of("trace", "t-1"), Instant.now(), 1),
-            new OutboxEvent(42, "acme", "payments", "pay-7", "{\"amount\":5}", Map.of(), Instant.now(), 3));
+            new OutboxEvent(41, MESSAGE_41, "acme", "orders", "order-1", SECRET_PAYLOAD, Map.of("trace", "t-1"), Instant.now(), 1),
+            new OutboxEvent(42, MESSAGE_42, "acme", "payments", "pay-7", "{\"amount\":5}", Map.of(), Instant.now(), 3));
 
     @Test
     void logsEachEventAtInfoWithItsRoutingFieldsButNotItsPayloadAndReportsItPublished() {
@@ -32,9 +34,9 @@ class LoggingPublisherTest {
                 results.stream().map(PublishResult::status).toList());
         assertEquals(List.of(
                 new RecordingLogger.Line(Level.INFO,
-                        "outbox event 41 tenant=acme topic=orders partitionKey=order-1 attempt=1 payloadBytes=22"),
+                        "outbox event 41 messageId=" + MESSAGE_41 + " tenant=acme topic=orders partitionKey=order-1 attempt=1 payloadBytes=22"),
                 new RecordingLogger.Line(Level.INFO,
-                        "outbox event 42 tenant=acme topic=payments partitionKey=pay-7 attempt=3 payloadBytes=12")),
+                        "outbox event 42 messageId=" + MESSAGE_42 + " tenant=acme topic=payments partitionKey=pay-7 attempt=3 payloadBytes=12")),
                 logger.lines());
     }
 

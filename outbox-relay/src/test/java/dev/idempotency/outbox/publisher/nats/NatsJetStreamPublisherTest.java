@@ -66,7 +66,7 @@ class NatsJetStreamPublisherTest {
         }
 
         assertEquals(3, management.getStreamInfo(stream).getStreamState().getMsgCount());
-        MessageInfo first = messageWithId("701");
+        MessageInfo first = messageWithId(messageId(701));
         assertEquals(prefix + "orders", first.getSubject());
         assertEquals("{\"total\":12.5}", new String(first.getData(), StandardCharsets.UTF_8));
         Headers headers = first.getHeaders();
@@ -74,7 +74,7 @@ class NatsJetStreamPublisherTest {
         assertEquals("orders", headers.getFirst("Outbox-Topic"));
         assertEquals("order%207", headers.getFirst("Outbox-Partition-Key"));
         assertEquals("t-1", headers.getFirst("trace-id"));
-        assertEquals(prefix + "refunds", messageWithId("703").getSubject());
+        assertEquals(prefix + "refunds", messageWithId(messageId(703)).getSubject());
     }
 
     @Test
@@ -87,8 +87,8 @@ class NatsJetStreamPublisherTest {
                     publisher.publish(List.of(event(9, "orders", "k", "{}", headers))).get(0).status());
         }
 
-        Headers stored = messageWithId("9").getHeaders();
-        assertEquals(List.of("9"), stored.get("Nats-Msg-Id"));
+        Headers stored = messageWithId(messageId(9)).getHeaders();
+        assertEquals(List.of(messageId(9)), stored.get("Nats-Msg-Id"));
         assertEquals("ok", stored.getFirst("X-Good"));
         assertEquals(null, stored.get("Nats-Rollup"));
         assertEquals(null, stored.get("X-Accented"));
@@ -142,7 +142,7 @@ class NatsJetStreamPublisherTest {
             assertEquals(Status.PUBLISHED, status);
         }
 
-        messageWithId("2");
+        messageWithId(messageId(2));
     }
 
     @Test
@@ -200,6 +200,11 @@ class NatsJetStreamPublisherTest {
     }
 
     private static OutboxEvent event(long id, String topic, String partitionKey, String payload, Map<String, String> headers) {
-        return new OutboxEvent(id, "acme", topic, partitionKey, payload, headers, Instant.now(), 1);
+        return new OutboxEvent(id, messageId(id), "acme", topic, partitionKey, payload, headers, Instant.now(), 1);
+    }
+
+    /** A message id unlike the outbox id, so that a test sees which of the two a message carries. */
+    static String messageId(long id) {
+        return new UUID(0x5eedL, id).toString();
     }
 }

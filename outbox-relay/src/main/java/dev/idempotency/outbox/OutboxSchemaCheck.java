@@ -1,0 +1,50 @@
+package dev.idempotency.outbox;
+
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * Checks, before a relay starts, that the outbox table has what its promises rest on: the
+ * {@code message_id} column of migration V3, and an id sequence with CACHE 1. Writers of one
+ * ordering key draw their ids under an advisory lock held to commit, so ids follow commit order
+ * only while no session pre-allocates a block of ids; with CACHE 20 one key's commits got ids 4,
+ * 24, 5, and the relay would have published them out of order.
+ */
+final class OutboxSchemaCheck {
+    private final Jdbi jdbi;
+    private final String schema;
+    private final String shape;
+
+    OutboxSchemaCheck(Jdbi jdbi, String schema) {
+        this.jdbi = jdbi;
+        this.schema = schema;
+        this.shape = RelaySql.render(RelaySql.OUTBOX_TABLE_SHAPE, schema);
+    }
+
+    /** Throws {@link OutboxSchemaException} naming the fix when the table is older or its sequence caches ids. */
+    void verify() {
+        Shape found = jdbi.withHandle(h -> h.createQuery(shape)
+                .map((rs, ctx) -> new Shape(rs.getBoolean("table_exists"), rs.getBoolean("has_message_id"),
+                        rs.getString("id_sequence"), rs.getObject("id_cache", Long.class)))
+                .one());
+        String table = "\"" + schema + "\".outbox_events";
+        if (!found.tableExists() || !found.hasMessageId()) {
+            throw new OutboxSchemaException("outbox relay not started: " + table
+                    + (found.tableExists() ? " has no message_id column" : " does not exist")
+                    + "; apply the library's migrations to schema '" + schema
+                    + "' (IdempotencyMigrations.migrate(dataSource, \"" + schema + "\"), or the relay's run --migrate)");
+        }
+        if (found.idSequence() == null || found.idCache() == null) {
+            throw new OutboxSchemaException("outbox relay not started: " + table + ".id draws from no sequence;"
+                    + " the table was not made by the library's migrations; recreate it with them");
+        }
+        if (found.idCache() != 1) {
+            throw new OutboxSchemaException("outbox relay not started: the id sequence " + found.idSequence() + " of "
+                    + table + " has CACHE " + found.idCache() + ", so ids of one ordering key need not follow commit"
+                    + " order and events would be published out of order; fix: ALTER TABLE " + table
+                    + " ALTER COLUMN id SET CACHE 1");
+        }
+    }
+
+    private record Shape(boolean tableExists, boolean hasMessageId, String idSequence, Long idCache) {
+    }
+}
