@@ -14,6 +14,7 @@ import dev.idempotency.core.CompletionStep;
 import dev.idempotency.core.ExternalStep;
 import dev.idempotency.core.LeaseLostException;
 import dev.idempotency.core.LeasedKey;
+import dev.idempotency.jdbc.internal.PoolerProbe;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,6 +23,7 @@ import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -60,6 +62,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private final Runnable afterOutboxCommit;
     /** Null until the first call has checked the pool's default isolation level. */
     private volatile Boolean readCommittedByDefault;
+    /** False until the pooler probe ran: at build, or at the first call if the database was unreachable then. */
+    private volatile boolean poolerChecked;
+    /** Set when the probe refused the pool; every call then fails with it, before any SQL. */
+    private volatile PoolerBreaksPreparedStatementsException poolerRefusal;
+    private final AtomicBoolean poolerErrorLogged = new AtomicBoolean();
 
     private PostgresIdempotentExecutor(Builder builder) {
         this.jdbi = builder.jdbi;
@@ -120,10 +127,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(callback, "callback");
         byte[] digest = fingerprint == null ? null : fingerprint.digest();
-        try (Handle handle = jdbi.open()) {
-            return inTransaction(handle, key, tenant, digest, resultType, callback);
+        try {
+            requirePoolerChecked();
+            try (Handle handle = jdbi.open()) {
+                return inTransaction(handle, key, tenant, digest, resultType, callback);
+            }
         } catch (RuntimeException e) {
-            throw DatabaseErrors.translate(e, key, tenant);
+            throw translate(e, key, tenant);
         }
     }
 
@@ -136,7 +146,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             requireReadCommitted(handle);
             Optional<StoredKey> stored = claim(handle, key, tenant, digest, null, null);
             if (stored.isPresent()) {
-                handle.commit();
+                commit(handle);
                 ended = true;
                 return replay(stored.get(), key, tenant, digest, resultType);
             }
@@ -187,9 +197,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         long token = ThreadLocalRandom.current().nextLong();
 
         try {
+            requirePoolerChecked();
             return withLease(key, tenant, digest, token, lease, resultType, externalStep, completion);
         } catch (RuntimeException e) {
-            throw DatabaseErrors.translate(e, key, tenant);
+            throw translate(e, key, tenant);
         }
     }
 
@@ -231,7 +242,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 Instant expiresAt = stored.isPresent() ? null : handle.createQuery(sql.findLeaseExpiry)
                         .bind("tenant", tenant).bind("key", key)
                         .mapTo(Instant.class).one();
-                handle.commit();
+                commit(handle);
                 ended = true;
                 return new LeaseClaim(stored.orElse(null), expiresAt);
             } catch (RuntimeException e) {
@@ -379,7 +390,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             handle.createUpdate(sql.failKey)
                     .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
                     .execute();
-            handle.commit();
+            commit(handle);
             log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
             throw failure;
         } catch (RuntimeException e) {
@@ -401,7 +412,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             if (outbox.size() > 0) {
                 outbox.bindEvents(completion);
             }
-            completion.update();
+            if (completion.update() != 1) {
+                // Only a statement that ran other SQL than ours (a pooler mixing up named statements) gets here.
+                throw new IllegalStateException("The key row that idempotency key '" + key + "' of tenant '" + tenant
+                        + "' claimed was not in its transaction when its result was stored; nothing was committed.");
+            }
         } catch (SQLException e) {
             String state = e.getSQLState();
             if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
@@ -410,7 +425,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             }
             throw JdbcStatement.failure(e);
         }
-        handle.commit();
+        commit(handle);
         if (outbox.size() > 0) {
             signalOutboxCommit();
         }
@@ -442,6 +457,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 + " Let the executor end the transaction.");
     }
 
+    /** Commits with an unnamed COMMIT, and only a transaction PostgreSQL has not aborted ({@link PgTransactions}). */
+    private static void commit(Handle handle) {
+        PgTransactions.commit(handle);
+    }
+
     private static boolean connectionClosed(Handle handle) {
         try {
             return handle.getConnection().isClosed();
@@ -456,6 +476,47 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         } catch (RuntimeException e) {
             log.warn("the after-outbox-commit listener failed; the relay will find the events by polling", e);
         }
+    }
+
+    /** Runs the pooler probe once; a database that cannot be reached leaves it for the next call. */
+    private void requirePoolerChecked() {
+        if (poolerChecked) {
+            PoolerBreaksPreparedStatementsException refusal = poolerRefusal;
+            if (refusal != null) {
+                throw new PoolerBreaksPreparedStatementsException("The idempotent executor refused its pool's "
+                        + "connection pooler when it first checked it; nothing ran.", refusal);
+            }
+            return;
+        }
+        synchronized (this) {
+            if (!poolerChecked) {
+                try {
+                    PoolerProbe.check(jdbi, "the idempotent executor");
+                } catch (PoolerBreaksPreparedStatementsException e) {
+                    log.error("{}", e.getMessage());
+                    poolerRefusal = e;
+                    poolerChecked = true;
+                    throw e;
+                }
+                poolerChecked = true;
+            }
+        }
+        requirePoolerChecked();
+    }
+
+    /** Names the fix for the errors a pooler mixing up named statements causes; else {@link DatabaseErrors#translate}. */
+    private RuntimeException translate(RuntimeException e, String key, String tenant) {
+        if (e instanceof PoolerBreaksPreparedStatementsException || !PoolerProbe.brokenByPooler(e)) {
+            return DatabaseErrors.translate(e, key, tenant);
+        }
+        PoolerBreaksPreparedStatementsException broken = new PoolerBreaksPreparedStatementsException(
+                "A connection pooler between the idempotent executor and PostgreSQL ran idempotency key '" + key
+                        + "' of tenant '" + tenant + "' with a named prepared statement of another client (SQLSTATE "
+                        + DatabaseErrors.sqlState(e) + "); nothing of this call was committed.", e);
+        if (poolerErrorLogged.compareAndSet(false, true)) {
+            log.error("{} (logged once per executor)", broken.getMessage());
+        }
+        return broken;
     }
 
     private boolean readCommittedByDefault(Handle handle) {
@@ -476,7 +537,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             return;
         }
         try {
-            handle.rollback();
+            PgTransactions.rollback(handle);
         } catch (RuntimeException e) {
             log.debug("rollback after a failed idempotent call failed too", e);
         }
@@ -508,8 +569,25 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             return this;
         }
 
+        /**
+         * Builds the executor and checks the connection pooler in front of PostgreSQL, if any (see
+         * {@link PoolerBreaksPreparedStatementsException}); when the database cannot be reached now,
+         * the first call checks it.
+         *
+         * @throws PoolerBreaksPreparedStatementsException when a pooler would mix up pgjdbc's named
+         *         prepared statements; the message names the fix
+         */
         public PostgresIdempotentExecutor build() {
-            return new PostgresIdempotentExecutor(this);
+            PostgresIdempotentExecutor executor = new PostgresIdempotentExecutor(this);
+            try {
+                executor.requirePoolerChecked();
+            } catch (PoolerBreaksPreparedStatementsException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                log.info("could not reach PostgreSQL to check the connection pooler in front of it; the first call will");
+                log.debug("the pooler check failed", e);
+            }
+            return executor;
         }
     }
 }
