@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.Outcome;
+import dev.idempotency.jdbc.internal.PoolerProbe;
 import dev.idempotency.testing.PrivatePgBouncer;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -85,6 +87,17 @@ class PgBouncerTest {
             assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
             load.errors.keySet().forEach(error -> assertTrue(error.startsWith("PoolerBreaksPreparedStatementsException")
                     || error.startsWith("IllegalStateException"), load.summary()));
+        }
+    }
+
+    @Test
+    void theProbeLetsThroughDirectConnectionsUnnamedStatementsAndSessionPooling() {
+        try (HikariDataSource unnamed = bouncer.pool(2, "prepareThreshold=0");
+             PrivatePgBouncer sessionMode = PrivatePgBouncer.start(4, "session");
+             HikariDataSource session = sessionMode.pool(2, "")) {
+            assertEquals(PoolerProbe.Verdict.DIRECT, PoolerProbe.check(fixture.jdbi, "test"));
+            assertEquals(PoolerProbe.Verdict.UNNAMED, PoolerProbe.check(Jdbi.create(unnamed), "test"));
+            assertEquals(PoolerProbe.Verdict.POOLER_NOT_MULTIPLEXING, PoolerProbe.check(Jdbi.create(session), "test"));
         }
     }
 

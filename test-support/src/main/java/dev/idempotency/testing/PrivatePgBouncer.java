@@ -19,7 +19,7 @@ import java.util.stream.Stream;
 import org.postgresql.Driver;
 
 /**
- * A PgBouncer of the test's own, in transaction pooling mode on a free loopback port in front of the
+ * A PgBouncer of the test's own, in transaction pooling mode (unless told otherwise) on a free loopback port in front of the
  * {@link TestDatabase}, with a few server connections so that clients share backends. Started from a
  * temporary directory with a generated ini; {@link #close()} stops it and removes the directory.
  * Never touches a system-wide PgBouncer.
@@ -43,6 +43,11 @@ public final class PrivatePgBouncer implements AutoCloseable {
 
     /** Starts a PgBouncer in transaction mode with {@code serverConnections} backends to the test database. */
     public static PrivatePgBouncer start(int serverConnections) {
+        return start(serverConnections, "transaction");
+    }
+
+    /** Starts a PgBouncer with {@code poolMode} (session, transaction or statement). */
+    public static PrivatePgBouncer start(int serverConnections, String poolMode) {
         Path binary = BINARIES.stream().filter(Files::isExecutable).findFirst().orElseThrow(() -> new IllegalStateException(
                 "pgbouncer is not installed (looked for " + BINARIES + "): install it with `apt-get install pgbouncer`"));
         TestDatabase target = TestDatabase.get();
@@ -72,7 +77,7 @@ public final class PrivatePgBouncer implements AutoCloseable {
                         "unix_socket_dir =",
                         "auth_type = trust",
                         "auth_file = " + directory.resolve("userlist.txt"),
-                        "pool_mode = transaction",
+                        "pool_mode = " + poolMode,
                         "default_pool_size = " + serverConnections,
                         "min_pool_size = 0",
                         "max_client_conn = 500",
