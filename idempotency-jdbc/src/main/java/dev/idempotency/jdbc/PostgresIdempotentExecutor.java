@@ -62,7 +62,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private final Runnable afterOutboxCommit;
     /** Null until the first call has checked the pool's default isolation level. */
     private volatile Boolean readCommittedByDefault;
-    /** False until the pooler probe ran: at build, or at the first call if the database was unreachable then. */
+    /**
+     * False until the pooler probe ran, at the first call: building touches no database (it may be
+     * down while the application starts), and the first call probes before any SQL or callback runs.
+     */
     private volatile boolean poolerChecked;
     /** Set when the probe refused the pool; every call then fails with it, before any SQL. */
     private volatile PoolerBreaksPreparedStatementsException poolerRefusal;
@@ -570,24 +573,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
 
         /**
-         * Builds the executor and checks the connection pooler in front of PostgreSQL, if any (see
-         * {@link PoolerBreaksPreparedStatementsException}); when the database cannot be reached now,
-         * the first call checks it.
-         *
-         * @throws PoolerBreaksPreparedStatementsException when a pooler would mix up pgjdbc's named
-         *         prepared statements; the message names the fix
+         * Builds the executor without touching the database. Its first call checks the connection
+         * pooler in front of PostgreSQL, if any, before any SQL of its own, and every call fails with
+         * {@link PoolerBreaksPreparedStatementsException} when that pooler would mix up pgjdbc's
+         * named prepared statements.
          */
         public PostgresIdempotentExecutor build() {
-            PostgresIdempotentExecutor executor = new PostgresIdempotentExecutor(this);
-            try {
-                executor.requirePoolerChecked();
-            } catch (PoolerBreaksPreparedStatementsException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                log.info("could not reach PostgreSQL to check the connection pooler in front of it; the first call will");
-                log.debug("the pooler check failed", e);
-            }
-            return executor;
+            return new PostgresIdempotentExecutor(this);
         }
     }
 }
