@@ -515,7 +515,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         PoolerBreaksPreparedStatementsException broken = new PoolerBreaksPreparedStatementsException(
                 "A connection pooler between the idempotent executor and PostgreSQL ran idempotency key '" + key
                         + "' of tenant '" + tenant + "' with a named prepared statement of another client (SQLSTATE "
-                        + DatabaseErrors.sqlState(e) + "); nothing of this call was committed.", e);
+                        + DatabaseErrors.sqlState(e) + "); the statement failed and its transaction was rolled back.", e);
         if (poolerErrorLogged.compareAndSet(false, true)) {
             log.error("{} (logged once per executor)", broken.getMessage());
         }

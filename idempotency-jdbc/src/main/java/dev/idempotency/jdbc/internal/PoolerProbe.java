@@ -112,7 +112,7 @@ public final class PoolerProbe {
                             + "transaction or statement mode) and does not track their named prepared statements "
                             + "(it passed pgjdbc's name " + named.name() + " through to the server), so a statement "
                             + "of one client can run another client's SQL: a call could report an outcome that was "
-                            + "never committed. Refusing to start.");
+                            + "never committed. Refusing to use it.");
                 }
             }
             log.info("{}: a connection pooler answers for PostgreSQL; it kept each client connection on its own server "
@@ -124,7 +124,7 @@ public final class PoolerProbe {
             if (brokenByPooler(e)) {
                 throw new PoolerBreaksPreparedStatementsException("A connection pooler between " + who
                         + " and PostgreSQL mixed up named prepared statements while it was being checked (SQLSTATE "
-                        + e.getSQLState() + "). Refusing to start.", e);
+                        + e.getSQLState() + "). Refusing to use it.", e);
             }
             throw new IllegalStateException(who + " could not check the connection pooler in front of PostgreSQL: "
                     + e.getMessage(), e);
