@@ -4,6 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.Outcome;
@@ -24,6 +28,7 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** The executor behind a real PgBouncer in transaction pooling mode, the way production databases are often reached. */
 class PgBouncerTest {
@@ -91,7 +96,21 @@ class PgBouncerTest {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
             assertEquals("checked", executor.run("first", "t", tx -> "checked").result());
             pool.switchTo(plain);
-            Load load = runLoad(executor, "mixed");
+            ListAppender<ILoggingEvent> logged = new ListAppender<>();
+            Logger executorLog = (Logger) LoggerFactory.getLogger(PostgresIdempotentExecutor.class);
+            logged.start();
+            executorLog.addAppender(logged);
+            Load load;
+            try {
+                load = runLoad(executor, "mixed");
+            } finally {
+                executorLog.detachAppender(logged);
+            }
+            List<String> poolerErrors = logged.list.stream()
+                    .filter(event -> event.getLevel() == Level.ERROR && event.getFormattedMessage().contains("connection pooler"))
+                    .map(ILoggingEvent::getFormattedMessage).toList();
+            assertEquals(1, poolerErrors.size(), "logged once: " + poolerErrors);
+            assertTrue(poolerErrors.get(0).contains("prepareThreshold=0"), poolerErrors.get(0));
             System.out.println("plain connections through pgbouncer: " + load.summary());
             assertTrue(load.returned.size() > THREADS * KEYS_PER_THREAD / 4, "most calls still ran: " + load.summary());
             assertTrue(!load.errors.isEmpty(), "the pooler did mix up statements: " + load.summary());
