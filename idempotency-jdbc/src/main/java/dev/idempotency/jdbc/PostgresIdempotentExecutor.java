@@ -15,6 +15,7 @@ import dev.idempotency.core.ExternalStep;
 import dev.idempotency.core.LeaseLostException;
 import dev.idempotency.core.LeasedKey;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.jdbc.internal.PoolerProbe;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
@@ -22,6 +23,7 @@ import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -66,6 +68,14 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private final String waitBudgetSetting;
     private final double retentionSeconds;
     private final Runnable afterOutboxCommit;
+    /**
+     * False until the pooler probe ran, at the first call: building touches no database (it may be
+     * down while the application starts), and the first call probes before any SQL or callback runs.
+     */
+    private volatile boolean poolerChecked;
+    /** Set when the probe refused the pool; every call then fails with it, before any SQL. */
+    private volatile PoolerBreaksPreparedStatementsException poolerRefusal;
+    private final AtomicBoolean poolerErrorLogged = new AtomicBoolean();
 
     private PostgresIdempotentExecutor(Builder builder) {
         this.jdbi = builder.jdbi;
@@ -126,10 +136,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(callback, "callback");
         byte[] digest = fingerprint == null ? null : fingerprint.digest();
-        try (Handle handle = jdbi.open()) {
-            return inTransaction(handle, key, tenant, digest, resultType, callback);
+        try {
+            requirePoolerChecked();
+            try (Handle handle = jdbi.open()) {
+                return inTransaction(handle, key, tenant, digest, resultType, callback);
+            }
         } catch (RuntimeException e) {
-            throw DatabaseErrors.translate(e, key, tenant);
+            throw translate(e, key, tenant);
         }
     }
 
@@ -141,7 +154,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         try {
             Optional<StoredKey> stored = claim(handle, key, tenant, digest, null, null);
             if (stored.isPresent()) {
-                handle.commit();
+                commit(handle);
                 ended = true;
                 return replay(stored.get(), key, tenant, digest, resultType);
             }
@@ -188,9 +201,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         long token = ThreadLocalRandom.current().nextLong();
 
         try {
+            requirePoolerChecked();
             return withLease(key, tenant, digest, token, lease, resultType, externalStep, completion);
         } catch (RuntimeException e) {
-            throw DatabaseErrors.translate(e, key, tenant);
+            throw translate(e, key, tenant);
         }
     }
 
@@ -231,7 +245,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 Instant expiresAt = stored.isPresent() ? null : handle.createQuery(sql.findLeaseExpiry)
                         .bind("tenant", tenant).bind("key", key)
                         .mapTo(Instant.class).one();
-                handle.commit();
+                commit(handle);
                 ended = true;
                 return new LeaseClaim(stored.orElse(null), expiresAt);
             } finally {
@@ -418,7 +432,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             handle.createUpdate(sql.failKey)
                     .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
                     .execute();
-            handle.commit();
+            commit(handle);
             log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
             throw failure;
         } catch (RuntimeException e) {
@@ -440,7 +454,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             if (outbox.size() > 0) {
                 outbox.bindEvents(completion);
             }
-            completion.update();
+            if (completion.update() != 1) {
+                // Only a statement that ran other SQL than ours (a pooler mixing up named statements) gets here.
+                throw new IllegalStateException("The key row that idempotency key '" + key + "' of tenant '" + tenant
+                        + "' claimed was not in its transaction when its result was stored; nothing was committed.");
+            }
         } catch (SQLException e) {
             String state = e.getSQLState();
             if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
@@ -449,7 +467,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             }
             throw JdbcStatement.failure(e);
         }
-        handle.commit();
+        commit(handle);
         if (outbox.size() > 0) {
             signalOutboxCommit();
         }
@@ -481,6 +499,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 + " Let the executor end the transaction.");
     }
 
+    /** Commits with an unnamed COMMIT, and only a transaction PostgreSQL has not aborted ({@link PgTransactions}). */
+    private static void commit(Handle handle) {
+        PgTransactions.commit(handle);
+    }
+
     private static boolean connectionClosed(Handle handle) {
         try {
             return handle.getConnection().isClosed();
@@ -497,12 +520,53 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
     }
 
+    /** Runs the pooler probe once; a database that cannot be reached leaves it for the next call. */
+    private void requirePoolerChecked() {
+        if (poolerChecked) {
+            PoolerBreaksPreparedStatementsException refusal = poolerRefusal;
+            if (refusal != null) {
+                throw new PoolerBreaksPreparedStatementsException("The idempotent executor refused its pool's "
+                        + "connection pooler when it first checked it; nothing ran.", refusal);
+            }
+            return;
+        }
+        synchronized (this) {
+            if (!poolerChecked) {
+                try {
+                    PoolerProbe.check(jdbi, "the idempotent executor");
+                } catch (PoolerBreaksPreparedStatementsException e) {
+                    log.error("{}", e.getMessage());
+                    poolerRefusal = e;
+                    poolerChecked = true;
+                    throw e;
+                }
+                poolerChecked = true;
+            }
+        }
+        requirePoolerChecked();
+    }
+
+    /** Names the fix for the errors a pooler mixing up named statements causes; else {@link DatabaseErrors#translate}. */
+    private RuntimeException translate(RuntimeException e, String key, String tenant) {
+        if (e instanceof PoolerBreaksPreparedStatementsException || !PoolerProbe.brokenByPooler(e)) {
+            return DatabaseErrors.translate(e, key, tenant);
+        }
+        PoolerBreaksPreparedStatementsException broken = new PoolerBreaksPreparedStatementsException(
+                "A connection pooler between the idempotent executor and PostgreSQL ran idempotency key '" + key
+                        + "' of tenant '" + tenant + "' with a named prepared statement of another client (SQLSTATE "
+                        + DatabaseErrors.sqlState(e) + "); the statement failed and its transaction was rolled back.", e);
+        if (poolerErrorLogged.compareAndSet(false, true)) {
+            log.error("{} (logged once per executor)", broken.getMessage());
+        }
+        return broken;
+    }
+
     private static void rollbackQuietly(Handle handle) {
         if (handle.isClosed()) {
             return;
         }
         try {
-            handle.rollback();
+            PgTransactions.rollback(handle);
         } catch (RuntimeException e) {
             log.debug("rollback after a failed idempotent call failed too", e);
         }
@@ -534,6 +598,12 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             return this;
         }
 
+        /**
+         * Builds the executor without touching the database. Its first call checks the connection
+         * pooler in front of PostgreSQL, if any, before any SQL of its own, and every call fails with
+         * {@link PoolerBreaksPreparedStatementsException} when that pooler would mix up pgjdbc's
+         * named prepared statements.
+         */
         public PostgresIdempotentExecutor build() {
             return new PostgresIdempotentExecutor(this);
         }

@@ -1,6 +1,8 @@
 package dev.idempotency.outbox;
 
 import dev.idempotency.core.outbox.Publisher;
+import dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException;
+import dev.idempotency.jdbc.internal.PoolerProbe;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
@@ -77,6 +79,7 @@ public final class OutboxRelay implements AutoCloseable {
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
     private final OutboxRelayConfig config;
+    private final Jdbi jdbi;
     private final OutboxSchemaCheck schemaCheck;
     private final PartitionLeases leases;
     private final OutboxDispatcher dispatcher;
@@ -100,7 +103,7 @@ public final class OutboxRelay implements AutoCloseable {
         Objects.requireNonNull(publisher, "publisher");
         this.config = Objects.requireNonNull(config, "config");
         Objects.requireNonNull(listener, "listener");
-        Jdbi jdbi = jdbi(dataSource, config);
+        this.jdbi = jdbi(dataSource, config);
         String id = config.instanceId();
         this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema());
         this.leases = new PartitionLeases(jdbi, config);
@@ -120,16 +123,22 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Checks the outbox and partition tables (creating the partition rows on first use) and starts
-     * the threads. Fails, and starts nothing, when the database is unreachable or holds another
-     * partition count, and with an {@link OutboxSchemaException} naming the fix when the outbox table
-     * predates this relay's migrations or its id sequence caches ids (CACHE other than 1), which
-     * would break per-key order.
+     * Checks the connection pooler in front of PostgreSQL, if any, the outbox table, and the
+     * partition table (creating its rows on first use), and starts the threads. Fails, and starts
+     * nothing, when the database is unreachable or holds another partition count.
+     *
+     * @throws PoolerBreaksPreparedStatementsException when a pooler (PgBouncer in transaction mode
+     *         without {@code max_prepared_statements}) would run this relay's named statements on
+     *         other clients' backends; the message names the fix
+     * @throws OutboxSchemaException when the outbox table predates this relay's migrations or its id
+     *         sequence caches ids (CACHE other than 1), which would break per-key order; the message
+     *         names the fix
      */
     public synchronized void start() {
         if (state != State.NEW) {
             throw new IllegalStateException("relay " + config.instanceId() + " was already started");
         }
+        PoolerProbe.check(jdbi, "outbox relay " + config.instanceId());
         schemaCheck.verify();
         leases.prepare();
         state = State.RUNNING;

@@ -1,0 +1,78 @@
+package dev.idempotency.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.jdbi.v3.core.Handle;
+import org.postgresql.PGStatement;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
+
+/**
+ * Ends a Jdbi handle's transaction with an unnamed COMMIT or ROLLBACK, so that "commit returned"
+ * means "PostgreSQL committed it". pgjdbc's own {@code Connection.commit()} becomes a named
+ * server-side statement once a connection has committed prepareThreshold times (and stays one:
+ * setting the threshold to 0 later does not unname it), and ignores the command tag. Behind a pooler
+ * that hands named statements to other clients' backends our COMMIT could run another client's
+ * ROLLBACK, or our ROLLBACK another client's COMMIT, and nobody would see it.
+ */
+final class PgTransactions {
+    /** Texts of our own, so that no other code on the connection can have prepared them under a name. */
+    private static final String COMMIT = "COMMIT /* idempotency executor */";
+    private static final String ROLLBACK = "ROLLBACK /* idempotency executor */";
+
+    private PgTransactions() {
+    }
+
+    /**
+     * Commits, after checking that PostgreSQL has not aborted the transaction.
+     *
+     * @throws IllegalStateException when the transaction was aborted by an error that was caught
+     *         before the executor saw it; the caller rolls it back, nothing is committed
+     */
+    static void commit(Handle handle) {
+        BaseConnection pg = pgjdbc(handle.getConnection());
+        if (pg == null) {
+            handle.commit();
+            return;
+        }
+        if (pg.getTransactionState() == TransactionState.FAILED) {
+            throw new IllegalStateException("PostgreSQL aborted this transaction after an error that was caught before "
+                    + "the executor saw it (a statement failed inside the callback, or a pooler ran another client's "
+                    + "statement); nothing was committed. Let errors of the callback's statements propagate.");
+        }
+        endUnnamed(handle, COMMIT);
+        // pgjdbc sees no open transaction and sends nothing; Jdbi and the pool learn that the transaction ended.
+        handle.commit();
+    }
+
+    /** Rolls back; the handle must still be open. */
+    static void rollback(Handle handle) {
+        try {
+            BaseConnection pg = pgjdbc(handle.getConnection());
+            if (pg != null && pg.getTransactionState() != TransactionState.IDLE) {
+                endUnnamed(handle, ROLLBACK);
+            }
+        } finally {
+            handle.rollback();
+        }
+    }
+
+    private static void endUnnamed(Handle handle, String command) {
+        try (Statement statement = handle.getConnection().createStatement()) {
+            // Threshold 0: a one-shot, unnamed statement, parsed by the backend that holds our transaction.
+            statement.unwrap(PGStatement.class).setPrepareThreshold(0);
+            statement.execute(command);
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
+    }
+
+    private static BaseConnection pgjdbc(Connection connection) {
+        try {
+            return connection.isWrapperFor(BaseConnection.class) ? connection.unwrap(BaseConnection.class) : null;
+        } catch (SQLException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package dev.idempotency.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.Outcome;
+import dev.idempotency.jdbc.internal.PoolerProbe;
+import dev.idempotency.testing.PrivatePgBouncer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** The executor behind a real PgBouncer in transaction pooling mode, the way production databases are often reached. */
+class PgBouncerTest {
+    private static final int THREADS = 8;
+    private static final int KEYS_PER_THREAD = 200;
+
+    private static ExecutorFixture fixture;
+    private static PrivatePgBouncer bouncer;
+
+    @BeforeAll
+    static void start() {
+        fixture = new ExecutorFixture("pgbouncer_exec", 4);
+        bouncer = PrivatePgBouncer.start(3);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (bouncer != null) {
+            bouncer.close();
+        }
+        if (fixture != null) {
+            fixture.close();
+        }
+    }
+
+    @Test
+    void aPlainUrlIsRefusedAtTheFirstCallBeforeAnythingRunsWithAMessageNamingTheFix() {
+        try (HikariDataSource pool = bouncer.pool(4, "")) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
+            AtomicInteger ran = new AtomicInteger();
+            for (int call = 0; call < 2; call++) {
+                PoolerBreaksPreparedStatementsException e = assertThrows(PoolerBreaksPreparedStatementsException.class,
+                        () -> executor.run("refused", "t", tx -> ran.incrementAndGet()));
+                assertTrue(e.getMessage().contains("prepareThreshold=0"), e.getMessage());
+                assertTrue(e.getMessage().contains("PgBouncer >= 1.21 with max_prepared_statements"), e.getMessage());
+            }
+            assertEquals(0, ran.get(), "the callback never ran");
+            assertEquals(0, fixture.keyRows("t", "refused"));
+        }
+    }
+
+    @Test
+    void withPrepareThresholdZeroEveryCallRunsOnceAndCommitsExactly() throws Exception {
+        try (HikariDataSource pool = bouncer.pool(THREADS, "prepareThreshold=0")) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
+            Load load = runLoad(executor, "unnamed");
+            assertEquals(Map.of(), load.errors, load.summary());
+            assertEquals(THREADS * KEYS_PER_THREAD, load.returned.size(), load.summary());
+            assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
+        }
+    }
+
+    /**
+     * The pool passes the check at the first call (prepareThreshold=0) and then hands out plain connections,
+     * as if the pooler changed under a running executor: calls fail, with the fix named, and none
+     * reports an outcome that did not commit. Here every client of the pooler is an executor, whose
+     * COMMIT and ROLLBACK are never named; a named ROLLBACK of some other application could still
+     * end a transaction under one of our named statements, which is why the first call refuses.
+     */
+    @Test
+    void behindAPoolerThatMixesUpStatementsNoCallReportsAnOutcomeThatDidNotCommit() throws Exception {
+        try (HikariDataSource unnamed = bouncer.pool(2, "prepareThreshold=0");
+             HikariDataSource plain = bouncer.pool(THREADS, "")) {
+            SwitchingDataSource pool = new SwitchingDataSource(unnamed);
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
+            assertEquals("checked", executor.run("first", "t", tx -> "checked").result());
+            pool.switchTo(plain);
+            ListAppender<ILoggingEvent> logged = new ListAppender<>();
+            Logger executorLog = (Logger) LoggerFactory.getLogger(PostgresIdempotentExecutor.class);
+            logged.start();
+            executorLog.addAppender(logged);
+            Load load;
+            try {
+                load = runLoad(executor, "mixed");
+            } finally {
+                executorLog.detachAppender(logged);
+            }
+            List<String> poolerErrors = logged.list.stream()
+                    .filter(event -> event.getLevel() == Level.ERROR && event.getFormattedMessage().contains("connection pooler"))
+                    .map(ILoggingEvent::getFormattedMessage).toList();
+            assertEquals(1, poolerErrors.size(), "logged once: " + poolerErrors);
+            assertTrue(poolerErrors.get(0).contains("prepareThreshold=0"), poolerErrors.get(0));
+            System.out.println("plain connections through pgbouncer: " + load.summary());
+            assertTrue(load.returned.size() > THREADS * KEYS_PER_THREAD / 4, "most calls still ran: " + load.summary());
+            assertTrue(!load.errors.isEmpty(), "the pooler did mix up statements: " + load.summary());
+            assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
+            load.errors.keySet().forEach(error -> assertTrue(error.startsWith("PoolerBreaksPreparedStatementsException")
+                    || error.startsWith("IllegalStateException"), load.summary()));
+        }
+    }
+
+    @Test
+    void theProbeLetsThroughDirectConnectionsUnnamedStatementsAndSessionPooling() {
+        try (HikariDataSource unnamed = bouncer.pool(2, "prepareThreshold=0");
+             PrivatePgBouncer sessionMode = PrivatePgBouncer.start(4, "session");
+             HikariDataSource session = sessionMode.pool(2, "")) {
+            assertEquals(PoolerProbe.Verdict.DIRECT, PoolerProbe.check(fixture.jdbi, "test"));
+            assertEquals(PoolerProbe.Verdict.UNNAMED, PoolerProbe.check(Jdbi.create(unnamed), "test"));
+            assertEquals(PoolerProbe.Verdict.POOLER_NOT_MULTIPLEXING, PoolerProbe.check(Jdbi.create(session), "test"));
+        }
+    }
+
+    private static IdempotencyConfig config() {
+        return IdempotencyConfig.builder().schema(fixture.schema.name()).build();
+    }
+
+    /** What a load returned: per key, whether the call returned an outcome, and the errors it met. */
+    private static final class Load {
+        final Set<String> returned = ConcurrentHashMap.newKeySet();
+        final Map<String, AtomicInteger> errors = new ConcurrentHashMap<>();
+        final List<String> uncommittedOutcomes = new ArrayList<>();
+
+        String summary() {
+            return returned.size() + " of " + THREADS * KEYS_PER_THREAD + " calls returned an outcome, "
+                    + uncommittedOutcomes.size() + " of them not committed; errors " + new TreeMap<>(errors);
+        }
+    }
+
+    private static Load runLoad(PostgresIdempotentExecutor executor, String prefix) throws Exception {
+        String schema = fixture.schema.name();
+        Load load = new Load();
+        ExecutorService threads = Executors.newFixedThreadPool(THREADS);
+        try {
+            List<Future<?>> running = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                running.add(threads.submit(() -> {
+                    for (int i = 0; i < KEYS_PER_THREAD; i++) {
+                        String key = prefix + "-" + thread + "-" + i;
+                        try {
+                            Outcome<Long> outcome = executor.run(key, "t", Long.class, tx -> {
+                                tx.handle().createUpdate("INSERT INTO " + schema + ".payments (tenant_id, request_key, amount) "
+                                        + "VALUES (:t, :k, 1)").bind("t", tx.tenant()).bind("k", tx.key()).execute();
+                                tx.outbox().publish("payments", tx.key(), Map.of("key", tx.key()));
+                                return 1L;
+                            });
+                            if (outcome.result() == 1L) {
+                                load.returned.add(key);
+                            }
+                        } catch (RuntimeException e) {
+                            load.errors.computeIfAbsent(e.getClass().getSimpleName() + "/" + DatabaseErrors.sqlState(e),
+                                    k -> new AtomicInteger()).incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : running) {
+                future.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        for (String key : load.returned) {
+            boolean completed = fixture.keyRows("t", key) == 1
+                    && "completed".equals(fixture.keyRow("t", key).get("status"));
+            if (!completed || fixture.payments("t", key) != 1 || fixture.outboxEvents("t", key) != 1) {
+                load.uncommittedOutcomes.add(key + " (key " + (fixture.keyRows("t", key) == 1
+                        ? fixture.keyRow("t", key).get("status") : "absent") + ", payments " + fixture.payments("t", key)
+                        + ", events " + fixture.outboxEvents("t", key) + ")");
+            }
+        }
+        assertTrue(load.returned.size() + load.errors.values().stream().mapToInt(AtomicInteger::get).sum()
+                == THREADS * KEYS_PER_THREAD);
+        return load;
+    }
+}

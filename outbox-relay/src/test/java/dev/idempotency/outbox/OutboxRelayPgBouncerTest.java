@@ -1,0 +1,128 @@
+package dev.idempotency.outbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException;
+import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.testing.PrivatePgBouncer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Relays behind a real PgBouncer in transaction pooling mode, next to executors writing events through it. */
+@Timeout(120)
+class OutboxRelayPgBouncerTest {
+    private static final int THREADS = 8;
+    private static final int CALLS_PER_THREAD = 100;
+    private static final int ORDERING_KEYS = 40;
+
+    private static OutboxFixture fixture;
+    private static PrivatePgBouncer bouncer;
+
+    @BeforeAll
+    static void start() {
+        fixture = OutboxFixture.create("pgbouncer_relay");
+        fixture.execute("CREATE TABLE " + fixture.schema() + ".payments (request_key text PRIMARY KEY)");
+        bouncer = PrivatePgBouncer.start(3);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (bouncer != null) {
+            bouncer.close();
+        }
+        if (fixture != null) {
+            fixture.close();
+        }
+    }
+
+    @Test
+    void aRelayBehindPgBouncerWithAPlainUrlRefusesToStartAndNamesTheFix() {
+        try (HikariDataSource pool = bouncer.pool(3, "")) {
+            OutboxRelay relay = new OutboxRelay(pool, new RecordingPublisher("refused", new PublicationLog()),
+                    fixture.config("refused").build());
+            PoolerBreaksPreparedStatementsException e = assertThrows(PoolerBreaksPreparedStatementsException.class,
+                    relay::start);
+            assertTrue(e.getMessage().contains("prepareThreshold=0"), e.getMessage());
+            assertTrue(e.getMessage().contains("PgBouncer >= 1.21 with max_prepared_statements"), e.getMessage());
+            assertEquals(Map.of(), fixture.owners(), "a refused relay holds no partition");
+            relay.stop();
+        }
+    }
+
+    @Test
+    void withPrepareThresholdZeroTwoRelaysPublishEveryCommittedEventInKeyOrder() throws Exception {
+        PublicationLog log = new PublicationLog();
+        try (HikariDataSource executorPool = bouncer.pool(THREADS, "prepareThreshold=0");
+             HikariDataSource poolA = bouncer.pool(3, "prepareThreshold=0");
+             HikariDataSource poolB = bouncer.pool(3, "prepareThreshold=0")) {
+            OutboxRelay relayA = new OutboxRelay(poolA, new RecordingPublisher("a", log), fixture.config("a").build());
+            OutboxRelay relayB = new OutboxRelay(poolB, new RecordingPublisher("b", log), fixture.config("b").build());
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(executorPool)
+                    .config(IdempotencyConfig.builder().schema(fixture.schema()).build()).build();
+            relayA.start();
+            relayB.start();
+            try {
+                int committed = placePayments(executor);
+                assertEquals(THREADS * CALLS_PER_THREAD, committed, "every call returned an outcome");
+                List<Long> ids = fixture.longs("SELECT id FROM " + fixture.schema() + ".outbox_events ORDER BY id");
+                assertEquals(committed, ids.size(), "one event per call");
+                assertEquals(committed, fixture.number("SELECT count(*) FROM " + fixture.schema() + ".payments"));
+                OutboxFixture.await("every event published", Duration.ofSeconds(60),
+                        () -> ids.stream().allMatch(log::published));
+                assertEquals(List.of(), log.keysOutOfOrder(), "first publications per key in outbox order");
+                OutboxFixture.await("every event marked published", Duration.ofSeconds(30),
+                        () -> fixture.count("status <> 'published'") == 0);
+            } finally {
+                relayA.stop();
+                relayB.stop();
+            }
+        }
+    }
+
+    private static int placePayments(PostgresIdempotentExecutor executor) throws Exception {
+        String schema = fixture.schema();
+        ExecutorService threads = Executors.newFixedThreadPool(THREADS);
+        try {
+            List<Future<Integer>> running = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                running.add(threads.submit(() -> {
+                    int returned = 0;
+                    for (int i = 0; i < CALLS_PER_THREAD; i++) {
+                        String key = "pay-" + thread + "-" + i;
+                        String orderingKey = "account-" + (thread * CALLS_PER_THREAD + i) % ORDERING_KEYS;
+                        executor.run(key, "t", String.class, tx -> {
+                            tx.handle().createUpdate("INSERT INTO " + schema + ".payments (request_key) VALUES (:k)")
+                                    .bind("k", tx.key()).execute();
+                            tx.outbox().publish("payments", orderingKey, Map.of("key", tx.key()));
+                            return "ok";
+                        });
+                        returned++;
+                    }
+                    return returned;
+                }));
+            }
+            int total = 0;
+            for (Future<Integer> future : running) {
+                total += future.get(90, TimeUnit.SECONDS);
+            }
+            return total;
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+}
