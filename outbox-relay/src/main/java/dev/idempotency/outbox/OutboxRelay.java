@@ -81,6 +81,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final OutboxDispatcher dispatcher;
     private final TimeLimitedPublisher publisher;
     private final IdleWait idle;
+    private final PublisherOutage outage;
     private final ScheduledExecutorService leaseKeeper;
     private final Thread worker;
     private State state = State.NEW;
@@ -97,13 +98,18 @@ public final class OutboxRelay implements AutoCloseable {
     public OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config, OutboxRelayListener listener) {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(publisher, "publisher");
-        this.config = Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(config, "config");
         Objects.requireNonNull(listener, "listener");
+        // The publisher's own time limit decides how long a call may take; refused here if they disagree.
+        config = PublishCallBound.apply(config, publisher);
+        this.config = config;
         Jdbi jdbi = jdbi(dataSource, config);
         String id = config.instanceId();
         this.leases = new PartitionLeases(jdbi, config);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
-        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener);
+        this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
+        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener,
+                outage);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
         this.worker = daemon(this::work, "outbox-relay-worker-" + id);
@@ -243,6 +249,8 @@ public final class OutboxRelay implements AutoCloseable {
                 }
                 if (dispatcher.dispatchBatch() == 0) {
                     idle.await();
+                } else if (outage.active()) {
+                    awaitOutageDelay();
                 } else {
                     idle.reset();
                 }
@@ -263,6 +271,14 @@ public final class OutboxRelay implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    /** Waits out one step of an outage's backoff; commits do not cut it short, stopping does. */
+    private void awaitOutageDelay() throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(outage.nextDelayMillis());
+        while (!stopping && !halted && System.nanoTime() < until) {
+            Thread.sleep(Math.max(1, Math.min(50, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()))));
         }
     }
 
