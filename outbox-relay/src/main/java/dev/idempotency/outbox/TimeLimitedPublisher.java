@@ -8,9 +8,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -30,14 +30,15 @@ final class TimeLimitedPublisher {
 
     private final Publisher publisher;
     private final long timeoutNanos;
-    private final ExecutorService caller;
-    private Future<List<PublishResult>> overrun;
+    private final ThreadPoolExecutor caller;
+    // Whether a call overran; it has returned once the thread is idle (a cancelled Future is "done" at once).
+    private boolean overran;
     private long overrunSince;
 
     TimeLimitedPublisher(Publisher publisher, Duration timeout, String threadName) {
         this.publisher = publisher;
         this.timeoutNanos = timeout.toNanos();
-        this.caller = Executors.newSingleThreadExecutor(r -> {
+        this.caller = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
             Thread thread = new Thread(r, threadName);
             thread.setDaemon(true);
             return thread;
@@ -46,14 +47,14 @@ final class TimeLimitedPublisher {
 
     /** One result per event, in order; never throws except when the calling thread is interrupted. */
     List<PublishResult> publish(List<OutboxEvent> events) throws InterruptedException {
-        if (overrun != null) {
-            if (!overrun.isDone()) {
+        if (overran) {
+            if (caller.getActiveCount() > 0) {
                 return all(events, PublishResult.unavailable("an earlier publish call has not returned for "
-                        + Duration.ofNanos(System.nanoTime() - overrunSince).toSeconds() + " s"));
+                        + Duration.ofNanos(System.nanoTime() - overrunSince).toMillis() + " ms"));
             }
-            log.info("the publish call that outlasted {} returned after {} s; calling the publisher again",
-                    Duration.ofNanos(timeoutNanos), Duration.ofNanos(System.nanoTime() - overrunSince).toSeconds());
-            overrun = null;
+            log.info("the publish call that outlasted {} returned after about {} ms; calling the publisher again",
+                    Duration.ofNanos(timeoutNanos), Duration.ofNanos(System.nanoTime() - overrunSince).toMillis());
+            overran = false;
         }
         long start = System.nanoTime();
         Future<List<PublishResult>> call = caller.submit(() -> publisher.publish(events));
@@ -62,7 +63,7 @@ final class TimeLimitedPublisher {
             results = call.get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             call.cancel(true);
-            overrun = call;
+            overran = true;
             overrunSince = start;
             log.warn("publisher {} did not return within {}; no further call starts until it does",
                     publisher.getClass().getName(), Duration.ofNanos(timeoutNanos));
