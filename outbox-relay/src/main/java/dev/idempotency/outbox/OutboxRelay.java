@@ -46,8 +46,8 @@ import org.slf4j.LoggerFactory;
  * outlasts a whole publish call plus a safety margin ({@link OutboxRelayConfig#leaseSafetyMargin()}),
  * measured from before the renewal was sent; a relay that was paused finds its deadline passed and
  * stops publishing. What remains: brokers do not check our epochs, so a pause that starts after that
- * local check and lasts beyond the lease (or a publisher that overruns the publish timeout, whose call
- * the relay abandons but cannot recall) can still let an old owner's message reach the broker after
+ * local check and lasts beyond the lease (or a publisher that overruns its own declared limit, whose
+ * call the relay stops waiting for but cannot recall) can still let an old owner's message reach the broker after
  * the new owner started on the same partition. Such a message is always a copy of an event whose
  * predecessors of its key were already published (or dead-lettered), so the order of first
  * publications per key holds and
@@ -59,6 +59,21 @@ import org.slf4j.LoggerFactory;
  * its own key wait behind it. After {@link OutboxRelayConfig#maxAttempts()} attempts, at once when
  * the publisher rejects it, or when the row cannot be decoded, it is dead-lettered with its last
  * error and its key goes on; {@link OutboxDeadLetters} lists and requeues dead letters.
+ *
+ * <h2>Broker outages</h2>
+ * A publish result of {@code UNAVAILABLE} (the broker cannot be reached) is no attempt: the event is
+ * left as it was, and the relay pauses all publishing with exponential backoff (from
+ * {@link OutboxRelayConfig#backoffBase()}, doubling, at most the smaller of
+ * {@link OutboxRelayConfig#backoffMax()} and 30 s) until a call reaches the broker again, so an outage
+ * of any length dead-letters nothing and publishing resumes in order. The outage is logged once when
+ * it starts and once when it ends.
+ *
+ * <h2>Time limits</h2>
+ * A publisher that declares {@code Publisher.maxCallDuration()} owns the limit on one call: the
+ * relay waits that long plus a margin (unless {@link OutboxRelayConfig#publishTimeout()} was set
+ * longer), and refuses to be created when an explicit publish timeout is shorter or the lease too
+ * short for it. A call that outlasts the bound is not overlapped: until it returns, the relay treats
+ * the publisher as unavailable.
  *
  * <h2>Waking up</h2>
  * The relay polls adaptively ({@link OutboxRelayConfig#idlePollMin()} doubling up to

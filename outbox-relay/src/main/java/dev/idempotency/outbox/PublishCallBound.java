@@ -11,7 +11,7 @@ import java.util.Optional;
  * {@code publishTimeout} shorter than that is refused, as is a lease too short for the bound.
  */
 final class PublishCallBound {
-    private static final Duration MIN_MARGIN = Duration.ofSeconds(1);
+    private static final Duration MIN_MARGIN = Duration.ofMillis(500);
 
     private PublishCallBound() {
     }
@@ -40,7 +40,7 @@ final class PublishCallBound {
         }
     }
 
-    /** Slack for timers firing late, scheduling and GC: a tenth of the limit, at least a second. */
+    /** Slack for timers firing late, scheduling and GC: a tenth of the limit, at least half a second. */
     static Duration margin(Duration declared) {
         Duration tenth = declared.dividedBy(10);
         return tenth.compareTo(MIN_MARGIN) < 0 ? MIN_MARGIN : tenth;
