@@ -29,14 +29,15 @@ class RelayKillTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_relay_kill");
              WebhookSink sink = new WebhookSink(published).delayMillis(5);
              HttpWebhookPublisher survivorPublisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                     .baseUrl(sink.baseUrl()).header(WebhookSink.RELAY_HEADER, "survivor").build());
+                     .baseUrl(sink.baseUrl()).connectTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(1))
+                     .header(WebhookSink.RELAY_HEADER, "survivor").build());
              RelayProcess doomed = RelayProcess.start("doomed", db, sink.baseUrl())) {
             assertTrue(doomed.awaitRunning(90), "the relay process did not start:\n" + doomed.output());
             Ledger ledger = new Ledger();
             OutboxRelay survivor = new OutboxRelay(db.pool("survivor", 3), survivorPublisher, OutboxRelayConfig.builder()
                     .schema(db.schema()).instanceId("survivor").partitions(RelayProcess.PARTITIONS)
                     .leaseDuration(Duration.ofSeconds(4)).renewalInterval(Duration.ofMillis(500))
-                    .publishTimeout(Duration.ofSeconds(2)).idlePollMax(Duration.ofMillis(100))
+                    .idlePollMax(Duration.ofMillis(100))
                     .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build());
             PostgresIdempotentExecutor executor = db.executor("callers", 6, survivor::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "orders");

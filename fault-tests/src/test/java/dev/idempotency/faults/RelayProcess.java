@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 final class RelayProcess implements AutoCloseable {
     /** Lease settings the CLI accepts with its 5 s renewal: a dead relay's share is taken over in about 13 s. */
     static final String LEASE = "8s";
-    static final String PUBLISH_TIMEOUT = "2s";
+    static final String RENEWAL_INTERVAL = "1s";
     static final int PARTITIONS = 8;
     private static final java.util.regex.Pattern METRICS_URL = java.util.regex.Pattern.compile("metrics at (http://\\S+/metrics)");
 
@@ -51,10 +51,11 @@ final class RelayProcess implements AutoCloseable {
                 "run", "--publisher", "http",
                 "-s", "base-url=" + webhookBaseUrl,
                 "-s", "header." + WebhookSink.RELAY_HEADER + "=" + name,
-                "-s", "request-timeout=2s",
+                // The relay derives its publish call bound from these: 1 s connect + 2 s request + margin.
+                "-s", "connect-timeout=1s", "-s", "request-timeout=2s",
                 "--instance-id", name,
                 "--partitions", String.valueOf(PARTITIONS),
-                "--lease", LEASE, "--publish-timeout", PUBLISH_TIMEOUT,
+                "--lease", LEASE, "--renewal-interval", RENEWAL_INTERVAL,
                 "--max-attempts", "1000", "--idle-poll-max", "100ms",
                 "--no-sweeper", "--http-port", String.valueOf(httpPort),
                 "--jdbc-url", db.url(), "--schema", db.schema()));

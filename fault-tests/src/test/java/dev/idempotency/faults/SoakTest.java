@@ -48,7 +48,7 @@ class SoakTest {
              WebhookSink sink = new WebhookSink(published);
              TcpProxy broker = TcpProxy.to(sink.port());
              HttpWebhookPublisher steadyPublisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                     .baseUrl(baseUrl(broker)).requestTimeout(Duration.ofSeconds(2))
+                     .baseUrl(baseUrl(broker)).connectTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(1))
                      .header(WebhookSink.RELAY_HEADER, "steady").build())) {
             int relayNumber = 0;
             for (; relayNumber < 2; relayNumber++) {
@@ -57,7 +57,7 @@ class SoakTest {
             OutboxRelay steady = new OutboxRelay(db.pool("steady-relay", 3), steadyPublisher, OutboxRelayConfig.builder()
                     .schema(db.schema()).instanceId("steady").partitions(RelayProcess.PARTITIONS)
                     .leaseDuration(Duration.ofSeconds(4)).renewalInterval(Duration.ofMillis(500))
-                    .publishTimeout(Duration.ofSeconds(2)).idlePollMax(Duration.ofMillis(100))
+                    .idlePollMax(Duration.ofMillis(100))
                     .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build());
             PostgresIdempotentExecutor executor = db.executor("callers", 6, steady::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "soak")

@@ -22,6 +22,9 @@ import org.slf4j.LoggerFactory;
  * of a key, and a key's next event goes out only after the broker acknowledged the previous one. The
  * first event of a key that does not succeed (retry, rejection, undecodable, lease no longer safe)
  * ends that key for the batch: its later events stay pending behind it. Other keys go on.
+ *
+ * <p>An UNAVAILABLE result (the broker cannot be reached) is not an attempt: its event is left as it
+ * was, the batch ends after that wave, and {@link PublisherOutage} makes the relay pause as a whole.
  */
 final class OutboxDispatcher {
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
@@ -33,9 +36,10 @@ final class OutboxDispatcher {
     private final int maxAttempts;
     private final OutboxRelayListener listener;
     private final RelayFailureLog failures;
+    private final PublisherOutage outage;
 
     OutboxDispatcher(OutboxEventStore store, PartitionLeases leases, TimeLimitedPublisher publisher,
-                     OutboxRelayConfig config, OutboxRelayListener listener) {
+                     OutboxRelayConfig config, OutboxRelayListener listener, PublisherOutage outage) {
         this.store = store;
         this.leases = leases;
         this.publisher = publisher;
@@ -43,6 +47,7 @@ final class OutboxDispatcher {
         this.maxAttempts = config.maxAttempts();
         this.listener = listener;
         this.failures = new RelayFailureLog(config.instanceId());
+        this.outage = outage;
     }
 
     /** Claims, publishes and marks one batch; returns how many events it claimed (0: nothing due). */
@@ -58,8 +63,8 @@ final class OutboxDispatcher {
         }
         try {
             List<ClaimedEvent> wave;
-            while (!(wave = nextWave(queues, outcomes)).isEmpty()) {
-                publishWave(wave, queues, outcomes);
+            // After a wave found the broker unavailable, the rest of the batch waits for the outage to end.
+            while (!(wave = nextWave(queues, outcomes)).isEmpty() && publishWave(wave, queues, outcomes)) {
             }
         } finally {
             // Whatever happened, what the broker already acknowledged is marked.
@@ -88,10 +93,12 @@ final class OutboxDispatcher {
         return wave;
     }
 
-    private void publishWave(List<ClaimedEvent> wave, Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues,
-                             Outcomes outcomes) throws InterruptedException {
+    /** Publishes one wave and sorts its results; false when the broker was unavailable. */
+    private boolean publishWave(List<ClaimedEvent> wave, Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues,
+                                Outcomes outcomes) throws InterruptedException {
         List<PublishResult> results = publisher.publish(wave.stream().map(ClaimedEvent::event).toList());
         long now = System.nanoTime();
+        String unavailable = null;
         for (int i = 0; i < wave.size(); i++) {
             ClaimedEvent event = wave.get(i);
             PublishResult result = results.get(i);
@@ -129,8 +136,19 @@ final class OutboxDispatcher {
                     notifyDead(event.id(), error);
                     queues.remove(event.key());
                 }
+                case UNAVAILABLE -> {
+                    // Not an attempt: the event stays exactly as it was, first in its key.
+                    unavailable = result.error();
+                    queues.remove(event.key());
+                }
             }
         }
+        if (unavailable != null) {
+            outage.unavailable(unavailable);
+            return false;
+        }
+        outage.available();
+        return true;
     }
 
     /** What a batch's waves produced, written at the end with one statement per kind. */

@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * outlasts a whole publish call plus a safety margin ({@link OutboxRelayConfig#leaseSafetyMargin()}),
  * measured from before the renewal was sent; a relay that was paused finds its deadline passed and
  * stops publishing. What remains: brokers do not check our epochs, so a pause that starts after that
- * local check and lasts beyond the lease (or a publisher that overruns the publish timeout, whose call
- * the relay abandons but cannot recall) can still let an old owner's message reach the broker after
+ * local check and lasts beyond the lease (or a publisher that overruns its own declared limit, whose
+ * call the relay stops waiting for but cannot recall) can still let an old owner's message reach the broker after
  * the new owner started on the same partition. Such a message is always a copy of an event whose
  * predecessors of its key were already published (or dead-lettered), so the order of first
  * publications per key holds and
@@ -61,6 +61,21 @@ import org.slf4j.LoggerFactory;
  * its own key wait behind it. After {@link OutboxRelayConfig#maxAttempts()} attempts, at once when
  * the publisher rejects it, or when the row cannot be decoded, it is dead-lettered with its last
  * error and its key goes on; {@link OutboxDeadLetters} lists and requeues dead letters.
+ *
+ * <h2>Broker outages</h2>
+ * A publish result of {@code UNAVAILABLE} (the broker cannot be reached) is no attempt: the event is
+ * left as it was, and the relay pauses all publishing with exponential backoff (from
+ * {@link OutboxRelayConfig#backoffBase()}, doubling, at most the smaller of
+ * {@link OutboxRelayConfig#backoffMax()} and 30 s) until a call reaches the broker again, so an outage
+ * of any length dead-letters nothing and publishing resumes in order. The outage is logged once when
+ * it starts and once when it ends.
+ *
+ * <h2>Time limits</h2>
+ * A publisher that declares {@code Publisher.maxCallDuration()} owns the limit on one call: the
+ * relay waits that long plus a margin (unless {@link OutboxRelayConfig#publishTimeout()} was set
+ * longer), and refuses to be created when an explicit publish timeout is shorter or the lease too
+ * short for it. A call that outlasts the bound is not overlapped: until it returns, the relay treats
+ * the publisher as unavailable.
  *
  * <h2>Waking up</h2>
  * The relay polls adaptively ({@link OutboxRelayConfig#idlePollMin()} doubling up to
@@ -85,6 +100,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final OutboxDispatcher dispatcher;
     private final TimeLimitedPublisher publisher;
     private final IdleWait idle;
+    private final PublisherOutage outage;
     private final ScheduledExecutorService leaseKeeper;
     private final Thread worker;
     private State state = State.NEW;
@@ -101,14 +117,19 @@ public final class OutboxRelay implements AutoCloseable {
     public OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config, OutboxRelayListener listener) {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(publisher, "publisher");
-        this.config = Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(config, "config");
         Objects.requireNonNull(listener, "listener");
+        // The publisher's own time limit decides how long a call may take; refused here if they disagree.
+        config = PublishCallBound.apply(config, publisher);
+        this.config = config;
         this.jdbi = jdbi(dataSource, config);
         String id = config.instanceId();
         this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema());
         this.leases = new PartitionLeases(jdbi, config);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
-        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener);
+        this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
+        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener,
+                outage);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
         this.worker = daemon(this::work, "outbox-relay-worker-" + id);
@@ -258,6 +279,8 @@ public final class OutboxRelay implements AutoCloseable {
                 }
                 if (dispatcher.dispatchBatch() == 0) {
                     idle.await();
+                } else if (outage.active()) {
+                    awaitOutageDelay();
                 } else {
                     idle.reset();
                 }
@@ -278,6 +301,14 @@ public final class OutboxRelay implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    /** Waits out one step of an outage's backoff; commits do not cut it short, stopping does. */
+    private void awaitOutageDelay() throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(outage.nextDelayMillis());
+        while (!stopping && !halted && System.nanoTime() < until) {
+            Thread.sleep(Math.max(1, Math.min(50, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()))));
         }
     }
 

@@ -24,6 +24,7 @@ public final class OutboxRelayConfig {
     private final Duration leaseDuration;
     private final Duration renewalInterval;
     private final Duration publishTimeout;
+    private final boolean publishTimeoutSet;
     private final Duration idlePollMin;
     private final Duration idlePollMax;
     private final int maxAttempts;
@@ -39,6 +40,7 @@ public final class OutboxRelayConfig {
         this.leaseDuration = b.leaseDuration;
         this.renewalInterval = b.renewalInterval;
         this.publishTimeout = b.publishTimeout;
+        this.publishTimeoutSet = b.publishTimeoutSet;
         this.idlePollMin = b.idlePollMin;
         this.idlePollMax = b.idlePollMax;
         this.maxAttempts = b.maxAttempts;
@@ -86,9 +88,40 @@ public final class OutboxRelayConfig {
         return renewalInterval;
     }
 
-    /** Longest a single {@code Publisher.publish} call may take; its events are retried after it. */
+    /**
+     * Longest a single {@code Publisher.publish} call may take; its events are retried after it. For
+     * a publisher that declares {@code Publisher.maxCallDuration()} the relay derives this bound from
+     * it unless it was set; see {@link #publishTimeoutSet()}.
+     */
     public Duration publishTimeout() {
         return publishTimeout;
+    }
+
+    /**
+     * Whether {@link #publishTimeout()} was set explicitly. If not, a relay whose publisher declares
+     * its own limit uses that limit plus a margin; if it was, a relay refuses to start when it is
+     * shorter than that, since it would abandon calls that may still deliver.
+     */
+    public boolean publishTimeoutSet() {
+        return publishTimeoutSet;
+    }
+
+    /** The same settings with the relay's effective call bound; validated again (lease arithmetic). */
+    OutboxRelayConfig withPublishTimeout(Duration effective) {
+        Builder copy = new Builder();
+        copy.schema = schema;
+        copy.instanceId = instanceId;
+        copy.partitions = partitions;
+        copy.batchSize = batchSize;
+        copy.maxEventsPerKey = maxEventsPerKey;
+        copy.leaseDuration = leaseDuration;
+        copy.renewalInterval = renewalInterval;
+        copy.idlePollMin = idlePollMin;
+        copy.idlePollMax = idlePollMax;
+        copy.maxAttempts = maxAttempts;
+        copy.backoffBase = backoffBase;
+        copy.backoffMax = backoffMax;
+        return copy.publishTimeout(effective).build();
     }
 
     /** First wait after a poll found nothing to publish; it doubles while the outbox stays idle. */
@@ -150,6 +183,7 @@ public final class OutboxRelayConfig {
         private Duration leaseDuration = Duration.ofSeconds(30);
         private Duration renewalInterval = Duration.ofSeconds(5);
         private Duration publishTimeout = Duration.ofSeconds(10);
+        private boolean publishTimeoutSet;
         private Duration idlePollMin = Duration.ofMillis(50);
         private Duration idlePollMax = Duration.ofSeconds(1);
         private int maxAttempts = 20;
@@ -191,7 +225,8 @@ public final class OutboxRelayConfig {
 
         /**
          * Partition lease length, at least 1 s; default 30 s. It must exceed
-         * {@code renewalInterval + publishTimeout + leaseDuration / 10}.
+         * {@code renewalInterval + publishTimeout + leaseDuration / 10}, with the relay's effective
+         * publish call bound (checked again when the relay is created).
          */
         public Builder leaseDuration(Duration leaseDuration) {
             this.leaseDuration = leaseDuration;
@@ -204,9 +239,14 @@ public final class OutboxRelayConfig {
             return this;
         }
 
-        /** Longest publish call, at least 1 ms; default 10 s. */
+        /**
+         * Longest publish call, at least 1 ms. Default: derived from the publisher's own limit
+         * ({@code Publisher.maxCallDuration()} plus a margin), or 10 s for a publisher that declares
+         * none. When set, it must not be shorter than the derived bound: the relay refuses to start.
+         */
         public Builder publishTimeout(Duration publishTimeout) {
             this.publishTimeout = publishTimeout;
+            this.publishTimeoutSet = true;
             return this;
         }
 
@@ -260,7 +300,8 @@ public final class OutboxRelayConfig {
             requireBetween("backoffBase", backoffBase, Duration.ofMillis(1), Duration.ofDays(7));
             requireBetween("backoffMax", backoffMax, backoffBase, Duration.ofDays(7));
             Duration needed = renewalInterval.plus(publishTimeout).plus(leaseDuration.dividedBy(10));
-            if (needed.compareTo(leaseDuration) > 0) {
+            // Unset, the bound comes from the publisher: the relay checks it when it is created.
+            if (publishTimeoutSet && needed.compareTo(leaseDuration) > 0) {
                 throw new IllegalArgumentException("leaseDuration (" + leaseDuration + ") must be at least renewalInterval ("
                         + renewalInterval + ") + publishTimeout (" + publishTimeout + ") + a tenth of itself, so that"
                         + " a publish call started under a renewed lease ends before the lease can lapse");

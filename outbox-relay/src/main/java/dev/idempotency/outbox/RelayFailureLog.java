@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 /**
  * What the relay tells the operator about events that do not go through: failed attempts (WARN, at
  * most one line per topic and error code per interval, the next one counting those left out), every
- * dead letter (WARN), and broker outages starting (WARN) and ending (INFO).
+ * dead letter (WARN). Broker outages are {@link PublisherOutage}'s to log.
  *
  * <p>A line names the event id, message id, topic and an error code, never the payload or the
  * publisher's whole error text, which may quote what the receiver answered (an HTTP body echoing
@@ -110,17 +110,6 @@ final class RelayFailureLog {
         log.warn("relay {}: dead-lettered outbox event {} (message id {}, topic {}, attempts {}): {}, last error {};"
                         + " list and requeue dead letters with OutboxDeadLetters or the dead-letters command", instanceId,
                 event.id(), messageId, event.key().topic(), attempts, cause.text, errorCode(error));
-    }
-
-    /** Publishing stopped because the broker is unavailable (no attempts are counted meanwhile). */
-    void outageStarted(String error) {
-        log.warn("relay {}: the broker is unavailable ({}); publishing is paused and resumes, in order, when it is"
-                + " back", instanceId, errorCode(error));
-    }
-
-    /** The broker answered again after an outage of {@code lasted}. */
-    void outageEnded(Duration lasted) {
-        log.info("relay {}: the broker is available again after {}; publishing resumed", instanceId, lasted);
     }
 
     /**

@@ -8,51 +8,70 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Calls a {@link Publisher} so that the relay always gets one result per event within the publish
- * timeout: a call that throws, answers with the wrong number of results, or outlasts the timeout
- * yields RETRY for its events. A call that outlasts the timeout is interrupted and abandoned on its
- * own thread (the relay's lease arithmetic assumes no call lasts longer).
+ * Calls a {@link Publisher} on one thread of its own so that the relay always gets one result per
+ * event within the call bound: a call that throws or answers with the wrong number of results
+ * yields RETRY for its events; a call that outlasts the bound yields RETRY and is interrupted.
+ *
+ * <p>A call that outlasts the bound is never overlapped: until it returns, every further call
+ * answers UNAVAILABLE at once without reaching the publisher, so the relay pauses as for a broker
+ * outage. That keeps one thread however often a publisher hangs, and no two calls on one publisher.
  */
 final class TimeLimitedPublisher {
     private static final Logger log = LoggerFactory.getLogger(TimeLimitedPublisher.class);
 
     private final Publisher publisher;
     private final long timeoutNanos;
-    private final String threadName;
-    private ExecutorService caller;
+    private final ThreadPoolExecutor caller;
+    // Whether a call overran; it has returned once the thread is idle (a cancelled Future is "done" at once).
+    private boolean overran;
+    private long overrunSince;
 
     TimeLimitedPublisher(Publisher publisher, Duration timeout, String threadName) {
         this.publisher = publisher;
         this.timeoutNanos = timeout.toNanos();
-        this.threadName = threadName;
-        this.caller = newCaller();
+        this.caller = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread thread = new Thread(r, threadName);
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** One result per event, in order; never throws except when the calling thread is interrupted. */
     List<PublishResult> publish(List<OutboxEvent> events) throws InterruptedException {
+        if (overran) {
+            if (caller.getActiveCount() > 0) {
+                return all(events, PublishResult.unavailable("an earlier publish call has not returned for "
+                        + Duration.ofNanos(System.nanoTime() - overrunSince).toMillis() + " ms"));
+            }
+            log.info("the publish call that outlasted {} returned after about {} ms; calling the publisher again",
+                    Duration.ofNanos(timeoutNanos), Duration.ofNanos(System.nanoTime() - overrunSince).toMillis());
+            overran = false;
+        }
+        long start = System.nanoTime();
         Future<List<PublishResult>> call = caller.submit(() -> publisher.publish(events));
         List<PublishResult> results;
         try {
             results = call.get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             call.cancel(true);
-            // The stuck call keeps its thread; later calls get a fresh one.
-            caller.shutdownNow();
-            caller = newCaller();
-            return all(events, "publish call timed out after " + Duration.ofNanos(timeoutNanos));
+            overran = true;
+            overrunSince = start;
+            log.warn("publisher {} did not return within {}; no further call starts until it does",
+                    publisher.getClass().getName(), Duration.ofNanos(timeoutNanos));
+            return all(events, PublishResult.retry("publish call timed out after " + Duration.ofNanos(timeoutNanos)));
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             log.warn("publisher {} threw instead of returning results", publisher.getClass().getName(), cause);
-            return all(events, "publisher threw " + cause);
+            return all(events, PublishResult.retry("publisher threw " + cause));
         } catch (InterruptedException e) {
             call.cancel(true);
             throw e;
@@ -61,7 +80,7 @@ final class TimeLimitedPublisher {
             String error = "publisher returned " + (results == null ? "null" : results.size() + " results")
                     + " for " + events.size() + " events";
             log.warn(error);
-            return all(events, error);
+            return all(events, PublishResult.retry(error));
         }
         return results;
     }
@@ -71,15 +90,7 @@ final class TimeLimitedPublisher {
         caller.shutdownNow();
     }
 
-    private static List<PublishResult> all(List<OutboxEvent> events, String error) {
-        return Collections.nCopies(events.size(), PublishResult.retry(error));
-    }
-
-    private ExecutorService newCaller() {
-        return Executors.newSingleThreadExecutor(r -> {
-            Thread thread = new Thread(r, threadName);
-            thread.setDaemon(true);
-            return thread;
-        });
+    private static List<PublishResult> all(List<OutboxEvent> events, PublishResult result) {
+        return Collections.nCopies(events.size(), result);
     }
 }

@@ -57,7 +57,7 @@ class OutboxRelayFencingTest {
         Jdbi jdbi = OutboxRelay.jdbi(outbox.dataSource(), config);
         timeLimited = new TimeLimitedPublisher(zombiePublisher, config.publishTimeout(), "zombie-publish");
         return new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, timeLimited, config,
-                OutboxRelayListener.NONE);
+                OutboxRelayListener.NONE, new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()));
     }
 
     /** What a paused holder cannot see: its lease ran out by the database clock and another instance took them. */

@@ -84,17 +84,6 @@ class RelayFailureLogTest {
     }
 
     @Test
-    void anOutageIsLoggedWhenItStartsAndWhenItEnds() {
-        failures.outageStarted("IOException: Connection refused");
-        failures.outageEnded(Duration.ofSeconds(90));
-
-        assertEquals(List.of(
-                "WARN relay relay-1: the broker is unavailable (IOException); publishing is paused and resumes, in order,"
-                        + " when it is back",
-                "INFO relay relay-1: the broker is available again after PT1M30S; publishing resumed"), texts());
-    }
-
-    @Test
     void theErrorCodeKeepsWhatNamesTheErrorAndDropsWhatFollowsItsFirstColon() {
         assertEquals("HTTP 400", RelayFailureLog.errorCode("HTTP 400 from http://h/orders: " + PAYLOAD));
         assertEquals("unroutable 312 NO_ROUTE", RelayFailureLog.errorCode(

@@ -15,49 +15,60 @@ import java.util.concurrent.Executors;
 
 /**
  * A TCP forwarder on 127.0.0.1 to a real broker or server, which a test can cut (it goes away),
- * restore on the same port (it comes back) or freeze (it stops reading what clients send).
+ * restore (it comes back) or freeze (it stops reading what clients send).
+ *
+ * <p>The proxy keeps its listening port bound from {@link #to(int)} until {@link #close()}, even
+ * while cut: a released port could be taken by another test's proxy, and a client reconnecting
+ * "through the cut" would then reach a live broker. While cut, every connection is accepted and
+ * closed at once, so clients see the broker go away.
  */
 public final class TcpProxy implements AutoCloseable {
     private final int targetPort;
+    private final ServerSocket listener;
     private final ExecutorService threads = Executors.newCachedThreadPool(task -> {
         Thread thread = new Thread(task, "tcp-proxy");
         thread.setDaemon(true);
         return thread;
     });
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
-    private volatile ServerSocket listener;
     private volatile boolean frozen;
-    private int port;
+    // Guarded by this: a connection is registered only while not cut, and cut() closes every registered one.
+    private boolean cut;
 
-    private TcpProxy(int targetPort) {
+    private TcpProxy(int targetPort, ServerSocket listener) {
         this.targetPort = targetPort;
+        this.listener = listener;
     }
 
     /** Starts forwarding a new port to {@code targetPort}. */
     public static TcpProxy to(int targetPort) {
-        TcpProxy proxy = new TcpProxy(targetPort);
-        proxy.listen();
+        ServerSocket opened;
+        try {
+            opened = new ServerSocket();
+            opened.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        TcpProxy proxy = new TcpProxy(targetPort, opened);
+        proxy.threads.execute(proxy::accept);
         return proxy;
     }
 
-    /** The port clients connect to; it stays the same across {@link #cut()} and {@link #restore()}. */
+    /** The port clients connect to; it stays bound (and the same) across {@link #cut()} and {@link #restore()}. */
     public int port() {
-        return port;
+        return listener.getLocalPort();
     }
 
-    /** Closes every connection and stops listening: clients see the broker go away. */
+    /** Closes every connection, and every new one at once, until {@link #restore()}: clients see the broker go away. */
     public synchronized void cut() {
-        closeQuietly(listener);
-        listener = null;
+        cut = true;
         sockets.forEach(TcpProxy::closeQuietly);
         sockets.clear();
     }
 
-    /** Listens again on the same port; does nothing if it was not cut. */
+    /** Forwards new connections again; does nothing if it was not cut. */
     public synchronized void restore() {
-        if (listener == null) {
-            listen();
-        }
+        cut = false;
     }
 
     /** Stops reading from clients: their writes fill the socket buffers and then block. */
@@ -73,36 +84,48 @@ public final class TcpProxy implements AutoCloseable {
     @Override
     public void close() {
         frozen = false;
+        closeQuietly(listener);
         cut();
         threads.shutdownNow();
     }
 
-    private synchronized void listen() {
-        try {
-            ServerSocket opened = new ServerSocket();
-            opened.setReuseAddress(true);
-            opened.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
-            port = opened.getLocalPort();
-            listener = opened;
-            threads.execute(() -> accept(opened));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private void accept(ServerSocket opened) {
-        while (!opened.isClosed()) {
+    private void accept() {
+        while (!listener.isClosed()) {
+            Socket client;
             try {
-                Socket client = opened.accept();
-                Socket broker = new Socket(InetAddress.getLoopbackAddress(), targetPort);
-                sockets.add(client);
-                sockets.add(broker);
-                threads.execute(() -> pump(client, broker, true));
-                threads.execute(() -> pump(broker, client, false));
+                client = listener.accept();
             } catch (IOException e) {
                 return;
             }
+            Socket broker = null;
+            try {
+                if (!isCut()) {
+                    broker = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                }
+            } catch (IOException e) {
+                // The target itself is down: the client sees its connection closed.
+            }
+            if (!register(client, broker)) {
+                closeQuietly(client);
+                closeQuietly(broker);
+            }
         }
+    }
+
+    /** Starts forwarding unless the proxy is cut (or was cut while the broker side was connecting). */
+    private synchronized boolean register(Socket client, Socket broker) {
+        if (cut || broker == null || listener.isClosed()) {
+            return false;
+        }
+        sockets.add(client);
+        sockets.add(broker);
+        threads.execute(() -> pump(client, broker, true));
+        threads.execute(() -> pump(broker, client, false));
+        return true;
+    }
+
+    private synchronized boolean isCut() {
+        return cut;
     }
 
     private void pump(Socket from, Socket to, boolean fromClient) {
@@ -125,6 +148,8 @@ public final class TcpProxy implements AutoCloseable {
         } finally {
             closeQuietly(from);
             closeQuietly(to);
+            sockets.remove(from);
+            sockets.remove(to);
         }
     }
 

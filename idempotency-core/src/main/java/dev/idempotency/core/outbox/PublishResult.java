@@ -3,12 +3,13 @@ package dev.idempotency.core.outbox;
 import java.util.Objects;
 
 /**
- * How publishing one event went: delivered, failed in a way a retry may fix, or rejected for good
- * (the relay dead-letters it at once).
+ * How publishing one event went: delivered, failed in a way a retry may fix, rejected for good
+ * (the relay dead-letters it at once), or not tried because the broker could not be reached at all
+ * (the relay pauses as a whole and counts nothing against the event).
  */
 public final class PublishResult {
-    /** The three ways a publish attempt ends. */
-    public enum Status { PUBLISHED, RETRY, REJECTED }
+    /** The four ways a publish attempt ends. */
+    public enum Status { PUBLISHED, RETRY, REJECTED, UNAVAILABLE }
 
     private static final PublishResult PUBLISHED = new PublishResult(Status.PUBLISHED, null);
 
@@ -33,6 +34,17 @@ public final class PublishResult {
     /** A failure no retry fixes (HTTP 4xx, a message the broker refuses): the relay dead-letters the event. */
     public static PublishResult rejected(String error) {
         return new PublishResult(Status.REJECTED, Objects.requireNonNull(error, "error"));
+    }
+
+    /**
+     * The broker or endpoint is unavailable as a whole (connection refused, connect timeout, no
+     * connection, the connection died before the broker answered): nothing is known against this
+     * event. The relay counts no attempt, never dead-letters for it, pauses publishing with its own
+     * backoff and later sends the same events again, in order. Use it only for failures that are not
+     * about the event itself: an event that always yields it would hold the relay paused forever.
+     */
+    public static PublishResult unavailable(String error) {
+        return new PublishResult(Status.UNAVAILABLE, Objects.requireNonNull(error, "error"));
     }
 
     public Status status() {

@@ -71,7 +71,8 @@ final class RunCommand implements Callable<Integer> {
     Duration renewalInterval;
 
     @Option(names = "--publish-timeout", defaultValue = "${env:OUTBOX_PUBLISH_TIMEOUT}", converter = DurationConverter.class,
-            description = "Longest wait for a broker's acknowledgements (env OUTBOX_PUBLISH_TIMEOUT).")
+            description = "Longest wait for one publish call. Default: the publisher's own limit (its connect and"
+                    + " acknowledgement timeouts) plus a margin; a shorter value is refused (env OUTBOX_PUBLISH_TIMEOUT).")
     Duration publishTimeout;
 
     @Option(names = "--max-attempts", defaultValue = "${env:OUTBOX_MAX_ATTEMPTS}",

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -41,10 +42,12 @@ import org.slf4j.LoggerFactory;
  * replace one of the above (those are skipped and logged at WARN).
  *
  * <p>A batch is sent concurrently, at most {@link HttpWebhookConfig#maxConcurrentRequests()} at a
- * time, and each request is given {@link HttpWebhookConfig#connectTimeout()} plus
- * {@link HttpWebhookConfig#requestTimeout()} to complete. A 2xx answer is {@code PUBLISHED}; a 4xx
- * other than 408 and 429 is {@code REJECTED} (the relay dead-letters it); any other status, a
- * timeout or a connection failure is {@code RETRY}. Redirects are not followed (a 3xx is RETRY).
+ * time, and the whole call is given {@link HttpWebhookConfig#connectTimeout()} plus
+ * {@link HttpWebhookConfig#requestTimeout()} ({@link #maxCallDuration()}): a request still waiting for
+ * a free slot or an answer by then is {@code RETRY}. A 2xx answer is {@code PUBLISHED}; a 4xx other
+ * than 408 and 429 is {@code REJECTED} (the relay dead-letters it); a refused connection or a connect
+ * timeout is {@code UNAVAILABLE} (the request never reached the endpoint); any other status or a
+ * timeout is {@code RETRY}. Redirects are not followed (a 3xx is RETRY).
  *
  * <p>Java 17's {@link HttpClient} cannot be closed: after {@link #close()} this publisher refuses
  * new batches and the client's idle connections go when it is garbage collected.
@@ -90,14 +93,21 @@ public final class HttpWebhookPublisher implements Publisher {
         return new HttpWebhookPublisher(HttpWebhookConfig.fromSettings(settings));
     }
 
+    /** {@code connectTimeout + requestTimeout}: every request of a call ends by then. */
+    @Override
+    public Optional<Duration> maxCallDuration() {
+        return Optional.of(requestDeadline);
+    }
+
     @Override
     public List<PublishResult> publish(List<OutboxEvent> events) {
+        long deadline = System.nanoTime() + requestDeadline.toNanos();
         List<CompletableFuture<PublishResult>> pending = new ArrayList<>(events.size());
         for (OutboxEvent event : events) {
-            pending.add(closed ? CompletableFuture.completedFuture(PublishResult.retry("publisher is closed"))
-                    : sendWhenSlotFree(event));
+            pending.add(closed ? CompletableFuture.completedFuture(PublishResult.unavailable("publisher is closed"))
+                    : sendWhenSlotFree(event, deadline));
         }
-        // Every future completes within requestDeadline of its send (orTimeout), so join is bounded.
+        // Every future completes by the call's deadline (orTimeout), so join is bounded.
         return pending.stream().map(CompletableFuture::join).collect(Collectors.toList());
     }
 
@@ -116,9 +126,9 @@ public final class HttpWebhookPublisher implements Publisher {
         return value.chars().allMatch(c -> (c >= 0x20 && c < 0x7F) || c == '\t');
     }
 
-    private CompletableFuture<PublishResult> sendWhenSlotFree(OutboxEvent event) {
+    private CompletableFuture<PublishResult> sendWhenSlotFree(OutboxEvent event, long deadline) {
         try {
-            if (!requestSlots.tryAcquire(requestDeadline.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!requestSlots.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 return CompletableFuture.completedFuture(PublishResult.retry(
                         "not sent: no request slot came free within " + requestDeadline));
             }
@@ -134,14 +144,15 @@ public final class HttpWebhookPublisher implements Publisher {
             requestSlots.release();
             return CompletableFuture.completedFuture(PublishResult.retry("not sent to " + url + ": " + e));
         }
-        return response.copy().orTimeout(requestDeadline.toMillis(), TimeUnit.MILLISECONDS)
+        return response.copy().orTimeout(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
                 .handle((answer, failure) -> {
                     requestSlots.release();
                     if (failure == null) {
                         return resultOf(answer, url);
                     }
                     response.cancel(true);
-                    return PublishResult.retry(describe(failure, url));
+                    String error = describe(failure, url);
+                    return neverReachedTheEndpoint(failure) ? PublishResult.unavailable(error) : PublishResult.retry(error);
                 });
     }
 
@@ -190,11 +201,22 @@ public final class HttpWebhookPublisher implements Publisher {
         return PublishResult.retry(error);
     }
 
-    private String describe(Throwable failure, URI url) {
+    /** A refused connection or a connect timeout: the endpoint is down, not this event. */
+    private static boolean neverReachedTheEndpoint(Throwable failure) {
+        Throwable cause = unwrap(failure);
+        return cause instanceof HttpConnectTimeoutException || cause instanceof ConnectException;
+    }
+
+    private static Throwable unwrap(Throwable failure) {
         Throwable cause = failure;
         while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
             cause = cause.getCause();
         }
+        return cause;
+    }
+
+    private String describe(Throwable failure, URI url) {
+        Throwable cause = unwrap(failure);
         if (cause instanceof HttpConnectTimeoutException) {
             return "could not connect to " + url + " within " + config.connectTimeout();
         }

@@ -4,15 +4,18 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -36,7 +39,12 @@ import org.slf4j.LoggerFactory;
  * <p>A {@link #publish} hands the whole batch to the producer, then waits for all acknowledgements
  * together, and returns within {@link KafkaPublisherConfig#publishTimeout()} of its start: events not
  * acknowledged by then are RETRY, so a broker outage costs one timeout per batch, not one per event.
- * Safe for concurrent use by several threads.
+ * Such timeouts, and a broker that refuses connections, are UNAVAILABLE when the producer has no
+ * connection to any broker at the end of the call (the broker is down, not the event's topic).
+ *
+ * <p>A producer that failed for good (closed, fenced, failed authentication, a broken idempotent
+ * sequence) is replaced by a new one on the next batch; the batch that found it broken is
+ * UNAVAILABLE. Safe for concurrent use by several threads.
  */
 public final class KafkaPublisher implements Publisher {
     /** Header carrying {@link OutboxEvent#messageId()}, the consumer's idempotency key (named as in HTTP). */
@@ -52,13 +60,22 @@ public final class KafkaPublisher implements Publisher {
 
     private final KafkaPublisherConfig config;
     private final OutboxRecords records;
-    private final Producer<byte[], byte[]> producer;
+    private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
+    private Producer<byte[], byte[]> producer;
+    private boolean producerBroken;
+    private boolean closed;
 
-    /** Creates the producer; it connects lazily, so an unreachable broker shows up as RETRY results. */
+    /** Creates the producer; it connects lazily, so an unreachable broker shows up as UNAVAILABLE results. */
     public KafkaPublisher(KafkaPublisherConfig config) {
+        this(config, KafkaProducer::new);
+    }
+
+    /** With a producer factory of the test's choosing, called again when a producer breaks. */
+    KafkaPublisher(KafkaPublisherConfig config, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
         this.config = Objects.requireNonNull(config, "config");
         this.records = new OutboxRecords(config.topicPrefix());
-        this.producer = new KafkaProducer<>(config.producerSettings());
+        this.producers = producers;
+        this.producer = producers.apply(config.producerSettings());
     }
 
     /** Builds a publisher from string settings; see {@link KafkaPublisherConfig#fromSettings(Map)}. */
@@ -71,16 +88,26 @@ public final class KafkaPublisher implements Publisher {
         return config;
     }
 
+    /** The publish timeout: every call returns within it of its start. */
+    @Override
+    public Optional<Duration> maxCallDuration() {
+        return Optional.of(config.publishTimeout());
+    }
+
     @Override
     public List<PublishResult> publish(List<OutboxEvent> events) {
         Objects.requireNonNull(events, "events");
+        Producer<byte[], byte[]> producer = usableProducer();
         long start = System.nanoTime();
         long deadline = start + config.publishTimeout().toNanos();
         // A send may block up to max.block.ms, half the timeout: none starts after the first half.
         long lastSendStart = start + config.sendTimeout().toNanos();
         PublishResult[] results = new PublishResult[events.size()];
+        // Failures that mean "no broker answered"; UNAVAILABLE if the producer reached no broker at all.
+        boolean[] noAnswer = new boolean[events.size()];
         List<Future<RecordMetadata>> acks = new ArrayList<>(events.size());
         String notSent = null;
+        boolean notSentIsBroken = false;
 
         for (int i = 0; i < events.size(); i++) {
             acks.add(null);
@@ -89,7 +116,8 @@ public final class KafkaPublisher implements Publisher {
                         + " (waiting for metadata or buffer space; is the broker reachable?)";
             }
             if (notSent != null) {
-                results[i] = PublishResult.retry(notSent);
+                results[i] = notSentIsBroken ? PublishResult.unavailable(notSent) : PublishResult.retry(notSent);
+                noAnswer[i] = !notSentIsBroken;
                 continue;
             }
             ProducerRecord<byte[], byte[]> record;
@@ -102,15 +130,29 @@ public final class KafkaPublisher implements Publisher {
             try {
                 acks.set(i, producer.send(record));
             } catch (RuntimeException e) {
-                // The producer is closed or in a fatal state: no later send would fare better.
-                results[i] = KafkaFailures.toResult(e);
+                // The producer is closed or in a fatal state, or the metadata never came: no later send would fare better.
+                notSentIsBroken = KafkaFailures.breaksTheProducer(e);
+                if (notSentIsBroken) {
+                    producerFailed(producer, e);
+                    results[i] = PublishResult.unavailable(KafkaFailures.describe(e));
+                } else {
+                    results[i] = KafkaFailures.toResult(e);
+                    noAnswer[i] = KafkaFailures.mayBeAnOutage(e);
+                }
                 notSent = "not sent: the producer failed (" + e + ")";
             }
         }
 
         for (int i = 0; i < events.size(); i++) {
             if (results[i] == null) {
-                results[i] = await(acks.get(i), deadline);
+                results[i] = await(producer, acks.get(i), deadline, noAnswer, i);
+            }
+        }
+        if (anyTrue(noAnswer) && !connectedToABroker(producer)) {
+            for (int i = 0; i < results.length; i++) {
+                if (noAnswer[i]) {
+                    results[i] = PublishResult.unavailable(results[i].error() + " (no connection to any Kafka broker)");
+                }
             }
         }
         if (log.isDebugEnabled()) {
@@ -119,13 +161,21 @@ public final class KafkaPublisher implements Publisher {
         return List.of(results);
     }
 
-    private PublishResult await(Future<RecordMetadata> ack, long deadline) {
+    private PublishResult await(Producer<byte[], byte[]> producer, Future<RecordMetadata> ack, long deadline,
+                                boolean[] noAnswer, int index) {
         try {
             ack.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             return PublishResult.published();
         } catch (ExecutionException e) {
-            return KafkaFailures.toResult(e.getCause());
+            Throwable cause = e.getCause();
+            if (KafkaFailures.breaksTheProducer(cause)) {
+                producerFailed(producer, cause);
+                return PublishResult.unavailable(KafkaFailures.describe(cause));
+            }
+            noAnswer[index] = KafkaFailures.mayBeAnOutage(cause);
+            return KafkaFailures.toResult(cause);
         } catch (TimeoutException e) {
+            noAnswer[index] = true;
             return PublishResult.retry("no acknowledgement from Kafka within " + config.publishTimeout());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -136,6 +186,50 @@ public final class KafkaPublisher implements Publisher {
     /** Closes the producer, giving records in flight up to the publish timeout to complete. */
     @Override
     public void close() {
-        producer.close(config.publishTimeout());
+        Producer<byte[], byte[]> last;
+        synchronized (this) {
+            closed = true;
+            last = producer;
+        }
+        last.close(config.publishTimeout());
+    }
+
+    /** The current producer, or a new one in place of one that failed for good. */
+    private synchronized Producer<byte[], byte[]> usableProducer() {
+        if (producerBroken && !closed) {
+            Producer<byte[], byte[]> broken = producer;
+            producer = producers.apply(config.producerSettings());
+            producerBroken = false;
+            log.info("created a new Kafka producer in place of the one that failed");
+            try {
+                broken.close(Duration.ZERO);
+            } catch (RuntimeException e) {
+                log.debug("closing the failed Kafka producer failed", e);
+            }
+        }
+        return producer;
+    }
+
+    private synchronized void producerFailed(Producer<byte[], byte[]> failed, Throwable failure) {
+        if (failed == producer && !producerBroken) {
+            producerBroken = true;
+            log.warn("the Kafka producer failed for good ({}); the next batch uses a new one", failure.toString());
+        }
+    }
+
+    /** Whether the producer holds a connection to at least one broker (its connection-count metric). */
+    private static boolean connectedToABroker(Producer<byte[], byte[]> producer) {
+        return producer.metrics().entrySet().stream()
+                .filter(e -> e.getKey().name().equals("connection-count") && e.getKey().group().equals("producer-metrics"))
+                .anyMatch(e -> e.getValue().metricValue() instanceof Number n && n.doubleValue() > 0);
+    }
+
+    private static boolean anyTrue(boolean[] values) {
+        for (boolean value : values) {
+            if (value) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -70,7 +70,7 @@ public final class KafkaPublisherConfig {
         this.producerProperties = Map.copyOf(b.producerProperties);
     }
 
-    /** A builder with the defaults: client id {@code idempotency-outbox-relay}, no prefix, 30 s timeout. */
+    /** A builder with the defaults: client id {@code idempotency-outbox-relay}, no prefix, 15 s timeout. */
     public static Builder builder() {
         return new Builder();
     }
@@ -154,7 +154,8 @@ public final class KafkaPublisherConfig {
         private String bootstrapServers;
         private String clientId = "idempotency-outbox-relay";
         private String topicPrefix = "";
-        private Duration publishTimeout = Duration.ofSeconds(30);
+        // 15 s, like the other publishers' connect + acknowledgement: the relay's default 30 s lease must outlast a call.
+        private Duration publishTimeout = Duration.ofSeconds(15);
         private final Map<String, String> producerProperties = new LinkedHashMap<>();
 
         private Builder() {

@@ -16,11 +16,13 @@ import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -33,9 +35,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Publishes events to NATS JetStream, one result per event from the stream's own ack: an ack is
  * PUBLISHED, including a duplicate ack (the stream already holds that event); a failed or missing
- * ack (no stream on the subject, a timeout after {@link NatsJetStreamConfig#ackTimeout()}, the server
- * unreachable) is RETRY; a subject or message the client refuses outright (say, a topic with a
- * space, or a payload over the server's limit) is REJECTED.
+ * ack (no stream on the subject, a timeout after {@link NatsJetStreamConfig#ackTimeout()}) is RETRY;
+ * a subject or message the client refuses outright (say, a topic with a space, or a payload over the
+ * server's limit) is REJECTED; the server unreachable, or the connection lost under the batch, is
+ * UNAVAILABLE.
  *
  * <p>Each message goes to {@link NatsJetStreamConfig#subjectFor(String)} with the JSON payload and
  * headers {@value #MESSAGE_ID_HEADER} = the event's message id ({@link OutboxEvent#messageId()},
@@ -46,7 +49,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A batch is published asynchronously and its acks awaited together. The publisher connects on
  * first use; the client then reconnects on its own, and while it is not connected every event is
- * RETRY at once.
+ * UNAVAILABLE at once.
  */
 public final class NatsJetStreamPublisher implements Publisher {
     /** The JetStream deduplication header. */
@@ -71,6 +74,12 @@ public final class NatsJetStreamPublisher implements Publisher {
         return new NatsJetStreamPublisher(NatsJetStreamConfig.fromSettings(settings));
     }
 
+    /** One connect timeout per server (the first connect tries each) plus the ack timeout. */
+    @Override
+    public Optional<Duration> maxCallDuration() {
+        return Optional.of(config.connectTimeout().multipliedBy(config.servers().size()).plus(config.ackTimeout()));
+    }
+
     @Override
     public List<PublishResult> publish(List<OutboxEvent> events) {
         if (events.isEmpty()) {
@@ -80,10 +89,11 @@ public final class NatsJetStreamPublisher implements Publisher {
         try {
             stream = connected();
         } catch (IOException | RuntimeException e) {
-            return allRetry(events, "could not connect to NATS at " + config.servers() + ": " + e.getMessage());
+            return all(events, PublishResult.unavailable("could not connect to NATS at " + config.servers() + ": "
+                    + e.getMessage()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return allRetry(events, "interrupted while connecting to NATS");
+            return all(events, PublishResult.unavailable("interrupted while connecting to NATS"));
         }
         long deadline = System.nanoTime() + config.ackTimeout().toNanos();
         List<CompletableFuture<PublishAck>> acks = new ArrayList<>(events.size());
@@ -144,8 +154,12 @@ public final class NatsJetStreamPublisher implements Publisher {
         }
         String error = cause.getClass().getSimpleName() + ": " + cause.getMessage();
         // The client throws IllegalArgumentException before sending: a bad subject or an oversized
-        // message, which no retry fixes. Its IllegalStateExceptions (closed, reconnecting) may pass.
-        return cause instanceof IllegalArgumentException ? PublishResult.rejected(error) : PublishResult.retry(error);
+        // message, which no retry fixes. Its IllegalStateExceptions (closed, reconnecting) are about
+        // the connection, not the event; an IOException may be about the subject (no stream: 503).
+        if (cause instanceof IllegalArgumentException) {
+            return PublishResult.rejected(error);
+        }
+        return cause instanceof IllegalStateException ? PublishResult.unavailable(error) : PublishResult.retry(error);
     }
 
     private static void awaitAcks(List<CompletableFuture<PublishResult>> results, long deadline) {
@@ -203,9 +217,8 @@ public final class NatsJetStreamPublisher implements Publisher {
         return jetStream;
     }
 
-    private static List<PublishResult> allRetry(List<OutboxEvent> events, String error) {
-        PublishResult retry = PublishResult.retry(error);
-        return events.stream().map(event -> retry).collect(Collectors.toList());
+    private static List<PublishResult> all(List<OutboxEvent> events, PublishResult result) {
+        return events.stream().map(event -> result).collect(Collectors.toList());
     }
 
     private static Options options(NatsJetStreamConfig config) {

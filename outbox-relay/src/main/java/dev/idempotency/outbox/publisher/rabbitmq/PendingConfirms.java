@@ -49,10 +49,10 @@ final class PendingConfirms {
         }
     }
 
-    /** Ends every message still waiting: its confirm will not come (the channel closed). */
-    void failAll(String error) {
+    /** Ends every message still waiting with {@code result}: its confirm will not come (the channel closed). */
+    void failAll(PublishResult result) {
         for (Pending pending : take(Long.MAX_VALUE, true)) {
-            pending.result().complete(PublishResult.retry(error));
+            pending.result().complete(result);
         }
     }
 

@@ -15,11 +15,13 @@ import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -35,8 +37,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Publishes events to RabbitMQ with publisher confirms, one result per event from the broker's own
  * answer: an ack is PUBLISHED; a nack, a mandatory message no queue received, a missing confirm
- * after {@link RabbitMqConfig#confirmTimeout()} or a connection failure is RETRY; a topic too long
- * for a routing key is REJECTED.
+ * after {@link RabbitMqConfig#confirmTimeout()} or a channel the broker closed is RETRY; a topic too
+ * long for a routing key is REJECTED. When the broker cannot be reached, has blocked the connection,
+ * or the connection fails under the batch, the events not confirmed are UNAVAILABLE.
  *
  * <p>Each message is persistent (delivery mode 2), has content type {@code application/json},
  * AMQP {@code message-id} = the event's message id ({@link OutboxEvent#messageId()}, unique across
@@ -48,8 +51,10 @@ import org.slf4j.LoggerFactory;
  * <p>A batch is written in full, then its confirms are awaited together. Batches take turns on one
  * channel. The publisher connects on first use and again on the first batch after the connection
  * was lost; while the broker is unreachable, or has blocked the connection for lack of resources,
- * every event is RETRY at once. A batch whose writes stall (a broker that stopped reading) has its
- * socket closed after the confirm timeout, so {@link #publish(List)} always returns.
+ * every event is UNAVAILABLE at once. Connecting (TCP, handshake, channel) is cut off after
+ * {@link RabbitMqConfig#connectTimeout()} and a batch whose writes stall (a broker that stopped
+ * reading) has its socket closed after the confirm timeout, so {@link #publish(List)} returns within
+ * {@link #maxCallDuration()}.
  */
 public final class RabbitMqPublisher implements Publisher {
     private static final Logger log = LoggerFactory.getLogger(RabbitMqPublisher.class);
@@ -61,6 +66,7 @@ public final class RabbitMqPublisher implements Publisher {
     private volatile Socket socket;
     private volatile String blockedReason;
     private volatile boolean writing;
+    private volatile boolean connecting;
     private volatile boolean closed;
     private Channel channel;
     private PendingConfirms pending;
@@ -82,26 +88,32 @@ public final class RabbitMqPublisher implements Publisher {
         return new RabbitMqPublisher(RabbitMqConfig.fromSettings(settings));
     }
 
+    /** {@code connectTimeout + confirmTimeout}: connecting is cut off after the first, writing and confirms after the second. */
+    @Override
+    public Optional<Duration> maxCallDuration() {
+        return Optional.of(config.connectTimeout().plus(config.confirmTimeout()));
+    }
+
     @Override
     public synchronized List<PublishResult> publish(List<OutboxEvent> events) {
         if (events.isEmpty()) {
             return List.of();
         }
         if (closed) {
-            return allRetry(events, "publisher is closed");
+            return all(events, PublishResult.unavailable("publisher is closed"));
         }
         String blocked = blockedReason;
         Connection current = connection;
         if (blocked != null && current != null && current.isOpen()) {
-            return allRetry(events, "RabbitMQ has blocked the connection: " + blocked);
+            return all(events, PublishResult.unavailable("RabbitMQ has blocked the connection: " + blocked));
         }
         Channel open;
         try {
-            open = openChannel();
+            open = openChannelWithin(config.connectTimeout());
         } catch (IOException | TimeoutException | RuntimeException e) {
             dropConnection();
-            return allRetry(events, "could not connect to RabbitMQ at " + config.host() + ":" + config.port()
-                    + ": " + describe(e));
+            return all(events, PublishResult.unavailable("could not connect to RabbitMQ at " + config.host() + ":"
+                    + config.port() + ": " + describe(e)));
         }
         PendingConfirms confirms = pending;
         long deadline = System.nanoTime() + config.confirmTimeout().toNanos();
@@ -110,7 +122,7 @@ public final class RabbitMqPublisher implements Publisher {
             stalledWrite = watchdog.schedule(this::cutStalledWrite, config.confirmTimeout().toMillis(),
                     TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
-            return allRetry(events, "publisher is closed");
+            return all(events, PublishResult.unavailable("publisher is closed"));
         }
         try {
             List<CompletableFuture<PublishResult>> results = write(open, confirms, events);
@@ -139,11 +151,14 @@ public final class RabbitMqPublisher implements Publisher {
     private List<CompletableFuture<PublishResult>> write(Channel open, PendingConfirms confirms, List<OutboxEvent> events) {
         List<CompletableFuture<PublishResult>> results = new ArrayList<>(events.size());
         String failure = null;
+        boolean connectionFailed = false;
         writing = true;
         try {
             for (OutboxEvent event : events) {
                 if (failure != null) {
-                    results.add(CompletableFuture.completedFuture(PublishResult.retry("not sent: " + failure)));
+                    String notSent = "not sent: " + failure;
+                    results.add(CompletableFuture.completedFuture(connectionFailed
+                            ? PublishResult.unavailable(notSent) : PublishResult.retry(notSent)));
                     continue;
                 }
                 if (event.topic().getBytes(StandardCharsets.UTF_8).length > RabbitMqConfig.MAX_SHORT_STRING_BYTES) {
@@ -159,8 +174,15 @@ public final class RabbitMqPublisher implements Publisher {
                 } catch (IOException | RuntimeException e) {
                     // After a failed write the channel's sequence numbers may no longer match the broker's.
                     failure = describe(e);
-                    confirms.failAll("not confirmed: " + failure);
+                    // A socket that failed (or that the watchdog cut) leaves the connection useless.
+                    connectionFailed = e instanceof IOException || !open.getConnection().isOpen();
+                    String notConfirmed = "not confirmed: " + failure;
+                    confirms.failAll(connectionFailed ? PublishResult.unavailable(notConfirmed)
+                            : PublishResult.retry(notConfirmed));
                     closeChannel();
+                    if (connectionFailed) {
+                        dropConnection();
+                    }
                 }
             }
         } finally {
@@ -208,6 +230,26 @@ public final class RabbitMqPublisher implements Publisher {
                 || name.equalsIgnoreCase(OutboxHeaders.PARTITION_KEY);
     }
 
+    /** Opens the channel (and connection) or fails once {@code limit} has passed: the socket is cut then. */
+    private Channel openChannelWithin(Duration limit) throws IOException, TimeoutException {
+        if (channel != null && channel.isOpen()) {
+            return channel;
+        }
+        ScheduledFuture<?> slowConnect;
+        try {
+            slowConnect = watchdog.schedule(this::cutSlowConnect, limit.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("publisher is closed");
+        }
+        connecting = true;
+        try {
+            return openChannel();
+        } finally {
+            connecting = false;
+            slowConnect.cancel(false);
+        }
+    }
+
     private Channel openChannel() throws IOException, TimeoutException {
         if (channel != null && channel.isOpen()) {
             return channel;
@@ -238,7 +280,11 @@ public final class RabbitMqPublisher implements Publisher {
         opened.addConfirmListener(confirms::acked, confirms::nacked);
         opened.addReturnListener(returned -> confirms.returned(returned.getProperties().getMessageId(),
                 unroutable(returned)));
-        opened.addShutdownListener(cause -> confirms.failAll("channel closed before the confirm: " + describe(cause)));
+        opened.addShutdownListener(cause -> {
+            String error = "channel closed before the confirm: " + describe(cause);
+            // A hard error closed the whole connection (it died or the broker closed it): broker-level.
+            confirms.failAll(cause.isHardError() ? PublishResult.unavailable(error) : PublishResult.retry(error));
+        });
         channel = opened;
         pending = confirms;
         return opened;
@@ -258,6 +304,19 @@ public final class RabbitMqPublisher implements Publisher {
                 stalled.close();
             } catch (IOException e) {
                 log.debug("closing a stalled RabbitMQ socket failed", e);
+            }
+        }
+    }
+
+    /** Runs on the watchdog when connecting outlasts the connect timeout. */
+    private void cutSlowConnect() {
+        Socket slow = socket;
+        if (connecting && slow != null) {
+            log.warn("connecting to RabbitMQ took longer than {}; closing the socket", config.connectTimeout());
+            try {
+                slow.close();
+            } catch (IOException e) {
+                log.debug("closing a slow RabbitMQ socket failed", e);
             }
         }
     }
@@ -282,9 +341,8 @@ public final class RabbitMqPublisher implements Publisher {
         }
     }
 
-    private static List<PublishResult> allRetry(List<OutboxEvent> events, String error) {
-        PublishResult retry = PublishResult.retry(error);
-        return events.stream().map(event -> retry).collect(Collectors.toList());
+    private static List<PublishResult> all(List<OutboxEvent> events, PublishResult result) {
+        return events.stream().map(event -> result).collect(Collectors.toList());
     }
 
     private static String describe(Throwable failure) {
@@ -307,6 +365,7 @@ public final class RabbitMqPublisher implements Publisher {
         int connectMillis = (int) config.connectTimeout().toMillis();
         created.setConnectionTimeout(connectMillis);
         created.setHandshakeTimeout(connectMillis);
+        created.setChannelRpcTimeout(connectMillis);
         // Recovery would renumber confirms behind our back; a lost connection is reopened by the next batch.
         created.setAutomaticRecoveryEnabled(false);
         created.setTopologyRecoveryEnabled(false);

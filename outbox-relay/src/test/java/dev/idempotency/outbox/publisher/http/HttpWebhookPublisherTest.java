@@ -163,7 +163,7 @@ class HttpWebhookPublisherTest {
     }
 
     @Test
-    void anUnreachableReceiverIsRetried() {
+    void anUnreachableReceiverIsUnavailableNotAFailureOfTheEvents() {
         String url = "http://127.0.0.1:" + FreePorts.closedPort() + "/hooks";
 
         List<PublishResult> results;
@@ -171,7 +171,7 @@ class HttpWebhookPublisherTest {
             results = publisher.publish(List.of(event(1, "orders"), event(2, "orders")));
         }
 
-        assertEquals(List.of(Status.RETRY, Status.RETRY), statuses(results));
+        assertEquals(List.of(Status.UNAVAILABLE, Status.UNAVAILABLE), statuses(results));
         assertTrue(results.get(0).error().startsWith("could not connect to " + url + "/orders"), results.get(0).error());
     }
 

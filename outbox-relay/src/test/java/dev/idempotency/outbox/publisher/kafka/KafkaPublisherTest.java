@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
@@ -22,6 +23,8 @@ import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -188,7 +191,7 @@ class KafkaPublisherTest {
 
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void returnsRetryForTheWholeBatchWithinTheTimeoutWhenNoBrokerListens() {
+    void returnsUnavailableForTheWholeBatchWithinTheTimeoutWhenNoBrokerListens() {
         int closedPort = KafkaTestBroker.freePort();
         // Each send to an unknown broker blocks for metadata (1 s here): one by one, 100 would take 100 s.
         List<OutboxEvent> events = IntStream.range(0, 100)
@@ -204,11 +207,11 @@ class KafkaPublisherTest {
         }
 
         assertEquals(events.size(), results.size());
-        assertTrue(results.stream().allMatch(r -> r.status() == Status.RETRY), results::toString);
+        assertTrue(results.stream().allMatch(r -> r.status() == Status.UNAVAILABLE), results::toString);
     }
 
     @Test
-    void returnsRetryWithinTheTimeoutWhenTheBrokerGoesAwayAfterThePublisherConnected() {
+    void returnsUnavailableWithinTheTimeoutWhenTheBrokerGoesAwayAfterThePublisherConnected() {
         List<PublishResult> before;
         List<PublishResult> after;
         KafkaTestBroker doomed = KafkaTestBroker.start();
@@ -229,7 +232,35 @@ class KafkaPublisherTest {
 
         assertEquals(List.of(Status.PUBLISHED), statuses(before));
         assertEquals(100, after.size());
-        assertTrue(after.stream().allMatch(r -> r.status() == Status.RETRY), after::toString);
+        assertTrue(after.stream().allMatch(r -> r.status() == Status.UNAVAILABLE), after::toString);
+    }
+
+    @Test
+    void aProducerThatFailedForGoodIsReplacedOnTheNextBatch() {
+        String topic = newTopic(1, Map.of());
+        List<Producer<byte[], byte[]>> created = new CopyOnWriteArrayList<>();
+        List<PublishResult> first;
+        List<PublishResult> broken;
+        List<PublishResult> next;
+        try (KafkaPublisher publisher = new KafkaPublisher(KafkaPublisherConfig.builder()
+                .bootstrapServers(broker.bootstrapServers()).publishTimeout(Duration.ofSeconds(60)).build(), settings -> {
+                    Producer<byte[], byte[]> producer = new KafkaProducer<>(settings);
+                    created.add(producer);
+                    return producer;
+                })) {
+            first = publisher.publish(List.of(event("t", topic, "a", "{}", Map.of())));
+            // The producer fails for good underneath the publisher: every later send throws IllegalStateException.
+            created.get(0).close();
+            broken = publisher.publish(List.of(event("t", topic, "b", "{}", Map.of())));
+            next = publisher.publish(List.of(event("t", topic, "b", "{}", Map.of())));
+        }
+
+        assertEquals(List.of(Status.PUBLISHED), statuses(first));
+        assertEquals(List.of(Status.UNAVAILABLE), statuses(broken));
+        assertTrue(broken.get(0).error().contains("producer has been closed"), broken.get(0).error());
+        assertEquals(List.of(Status.PUBLISHED), statuses(next), "the next batch went through a new producer");
+        assertEquals(2, created.size());
+        assertEquals(List.of("a", "b"), consume(topic, 2).stream().map(r -> utf8(r.key())).toList());
     }
 
     @Test

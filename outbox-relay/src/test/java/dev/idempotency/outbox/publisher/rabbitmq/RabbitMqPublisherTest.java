@@ -130,7 +130,7 @@ class RabbitMqPublisherTest {
     }
 
     @Test
-    void anUnreachableBrokerGivesRetryResults() {
+    void anUnreachableBrokerGivesUnavailableResults() {
         int closedPort = FreePorts.closedPort();
 
         List<PublishResult> results;
@@ -138,7 +138,7 @@ class RabbitMqPublisherTest {
             results = publisher.publish(List.of(event(1, queue), event(2, queue)));
         }
 
-        assertEquals(List.of(Status.RETRY, Status.RETRY), statuses(results));
+        assertEquals(List.of(Status.UNAVAILABLE, Status.UNAVAILABLE), statuses(results));
         assertTrue(results.get(0).error().startsWith("could not connect to RabbitMQ at 127.0.0.1:" + closedPort),
                 results.get(0).error());
     }
@@ -150,7 +150,7 @@ class RabbitMqPublisherTest {
             assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(1, queue)))));
 
             proxy.cut();
-            assertEquals(List.of(Status.RETRY, Status.RETRY),
+            assertEquals(List.of(Status.UNAVAILABLE, Status.UNAVAILABLE),
                     statuses(publisher.publish(List.of(event(2, queue), event(3, queue)))));
 
             proxy.restore();
@@ -183,7 +183,7 @@ class RabbitMqPublisherTest {
     }
 
     @Test
-    void aBatchWhoseWritesStallBecauseTheBrokerStoppedReadingEndsWithRetryAndTheNextOneReconnects() {
+    void aBatchWhoseWritesStallBecauseTheBrokerStoppedReadingEndsUnavailableAndTheNextOneReconnects() {
         String megabyte = "{\"blob\":\"" + "x".repeat(1 << 20) + "\"}";
         List<OutboxEvent> big = IntStream.rangeClosed(1, 64)
                 .mapToObj(id -> event(id, queue, "k" + id, megabyte, Map.of())).toList();
@@ -194,7 +194,7 @@ class RabbitMqPublisherTest {
             assertEquals(List.of(Status.PUBLISHED), statuses(publisher.publish(List.of(event(99, queue)))));
             proxy.freeze();
             List<PublishResult> stalled = publisher.publish(big);
-            assertTrue(statuses(stalled).stream().allMatch(Status.RETRY::equals), String.valueOf(stalled));
+            assertTrue(statuses(stalled).stream().allMatch(Status.UNAVAILABLE::equals), String.valueOf(stalled));
             assertTrue(stalled.get(big.size() - 1).error().startsWith("not sent: "), stalled.get(big.size() - 1).error());
 
             proxy.thaw();
