@@ -394,6 +394,9 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
         requireOpenTransaction(handle, key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, resultType);
+        // Decoded before the commit: a result a replay could not read back fails here, with nothing stored.
+        @SuppressWarnings("unchecked")
+        T handedOut = (T) codec.firstRunResult(result, stored, resultType);
         JdbcStatement statement = outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents;
         try (JdbcStatement.Call completion = statement.on(handle.getConnection())) {
             completion.text("tenant", tenant).text("key", key)
@@ -414,7 +417,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         if (outbox.size() > 0) {
             signalOutboxCommit();
         }
-        return Outcome.firstRun(result);
+        return Outcome.firstRun(handedOut);
     }
 
     /**
