@@ -272,10 +272,15 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     }
 
     private void storeLeasedFailure(String key, String tenant, long token, BusinessFailure failure) {
-        int stored = jdbi.withHandle(h -> h.createUpdate(sql.failLeasedKey)
-                .bind("tenant", tenant).bind("key", key).bind("leaseToken", token)
-                .bind("failure", codec.encodeFailure(failure))
-                .execute());
+        int stored;
+        try {
+            stored = jdbi.withHandle(h -> h.createUpdate(sql.failLeasedKey)
+                    .bind("tenant", tenant).bind("key", key).bind("leaseToken", token)
+                    .bind("failure", codec.encodeFailure(failure))
+                    .execute());
+        } catch (RuntimeException e) {
+            throw RedactedErrors.redact(e); // it bound the failure's message and details
+        }
         if (stored == 0) {
             log.warn("the lease on idempotency key {} of tenant {} was lost before its business failure {} could be stored",
                     key, tenant, failure.code());
@@ -376,9 +381,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             requireOpenTransaction(handle, key, tenant);
             handle.rollbackToSavepoint(SAVEPOINT);
             outbox.discard();
-            handle.createUpdate(sql.failKey)
-                    .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
-                    .execute();
+            try {
+                handle.createUpdate(sql.failKey)
+                        .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
+                        .execute();
+            } catch (RuntimeException e) {
+                throw RedactedErrors.redact(e); // it bound the failure's message and details
+            }
             handle.commit();
             log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
             throw failure;
@@ -409,7 +418,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             String state = e.getSQLState();
             if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
                 throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
-                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
+                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).",
+                        JdbcStatement.failure(e));
             }
             throw JdbcStatement.failure(e);
         }

@@ -34,7 +34,8 @@ public final class UnknownOutcomes {
 
     /** Works on the schema and with the mapper of {@code config}. */
     public static UnknownOutcomes create(DataSource dataSource, IdempotencyConfig config) {
-        return new UnknownOutcomes(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource")),
+        return new UnknownOutcomes(RedactedErrors.withoutArgumentsInMessages(
+                Jdbi.create(Objects.requireNonNull(dataSource, "dataSource"))),
                 Objects.requireNonNull(config, "config"));
     }
 
@@ -43,7 +44,7 @@ public final class UnknownOutcomes {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be positive (was " + limit + ")");
         }
-        return jdbi.withHandle(h -> h.createQuery(sql.listUnknownOutcomes).bind("limit", limit)
+        return withHandle(h -> h.createQuery(sql.listUnknownOutcomes).bind("limit", limit)
                 .map((rs, ctx) -> new UnknownOutcome(rs.getString("tenant_id"), rs.getString("idempotency_key"),
                         rs.getTimestamp("created_at").toInstant(), rs.getTimestamp("lease_expires_at").toInstant()))
                 .list());
@@ -53,7 +54,7 @@ public final class UnknownOutcomes {
     public boolean resolveAsCompleted(String tenant, String key, Object result) {
         IdempotencyKeys.validate(key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, result == null ? null : result.getClass());
-        return jdbi.withHandle(h -> h.createUpdate(sql.resolveUnknownAsCompleted)
+        return withHandle(h -> h.createUpdate(sql.resolveUnknownAsCompleted)
                 .bind("tenant", tenant).bind("key", key)
                 .bind("result", stored.json()).bind("resultType", stored.typeName())
                 .execute()) == 1;
@@ -63,7 +64,7 @@ public final class UnknownOutcomes {
     public boolean resolveAsFailed(String tenant, String key, BusinessFailure failure) {
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(failure, "failure");
-        return jdbi.withHandle(h -> h.createUpdate(sql.resolveUnknownAsFailed)
+        return withHandle(h -> h.createUpdate(sql.resolveUnknownAsFailed)
                 .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
                 .execute()) == 1;
     }
@@ -71,8 +72,17 @@ public final class UnknownOutcomes {
     /** The external step did not take effect; the next call with this key runs it again. */
     public boolean resolveAsNotRun(String tenant, String key) {
         IdempotencyKeys.validate(key, tenant);
-        return jdbi.withHandle(h -> h.createUpdate(sql.resolveUnknownAsNotRun)
+        return withHandle(h -> h.createUpdate(sql.resolveUnknownAsNotRun)
                 .bind("tenant", tenant).bind("key", key)
                 .execute()) == 1;
+    }
+
+    /** Runs on a handle; a failure carries no bound result or failure text (see {@link RedactedErrors}). */
+    private <R> R withHandle(org.jdbi.v3.core.HandleCallback<R, RuntimeException> callback) {
+        try {
+            return jdbi.withHandle(callback);
+        } catch (RuntimeException e) {
+            throw RedactedErrors.redact(e);
+        }
     }
 }

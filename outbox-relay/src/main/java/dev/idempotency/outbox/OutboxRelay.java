@@ -1,6 +1,7 @@
 package dev.idempotency.outbox;
 
 import dev.idempotency.core.outbox.Publisher;
+import dev.idempotency.jdbc.RedactedErrors;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
@@ -111,7 +112,8 @@ public final class OutboxRelay implements AutoCloseable {
 
     /** Jdbi over the pool: SQL is pre-rendered (no templating), and no statement outlives a lease. */
     static Jdbi jdbi(DataSource dataSource, OutboxRelayConfig config) {
-        Jdbi jdbi = Jdbi.create(dataSource);
+        // Its statements bind publish errors (a broker's or webhook's reply text): never into a message.
+        Jdbi jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         jdbi.setTemplateEngine(TemplateEngine.NOP);
         jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) Math.max(1, config.leaseDuration().toSeconds()));
         return jdbi;
@@ -267,7 +269,9 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /** The first failure in a row is logged with its stack trace; the rest of an outage in one line each. */
-    private void logFailure(int inARow, String what, RuntimeException e) {
+    private void logFailure(int inARow, String what, RuntimeException failure) {
+        // PostgreSQL's detail ("Failing row contains ...") would quote payloads and publish errors.
+        RuntimeException e = RedactedErrors.redact(failure);
         if (inARow == 1) {
             log.warn("relay {} {}", config.instanceId(), what, e);
         } else {
