@@ -43,7 +43,10 @@ public interface IdempotentExecutor<TX extends IdempotentTransaction> {
 
     /**
      * As {@link #run(String, String, IdempotentCallback)}, with the result type a replay decodes to.
-     * Any type Jackson can round-trip works here; no allow-list is needed.
+     * Any type Jackson can round-trip works here; no allow-list is needed. For a map, collection,
+     * JSON tree or {@code Object} type the first caller also gets the decoded copy, as in the short
+     * form; any other type reaches the first caller as the callback returned it, so its JSON round
+     * trip should be equal.
      */
     <T, X extends Exception> Outcome<T> run(String key, String tenant, Class<T> resultType,
                                             IdempotentCallback<TX, T, X> callback) throws X;
