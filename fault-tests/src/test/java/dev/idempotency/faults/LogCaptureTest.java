@@ -166,7 +166,8 @@ class LogCaptureTest {
      */
     @Test
     void noExceptionMessageOrLogLineQuotesABoundValueWhenTheLibrarysOwnStatementsFail() throws Exception {
-        String marker = "PERSONAL-" + UUID.randomUUID();
+        // One token (no dash), so that a JSON parser quoting a bad token would quote all of it.
+        String marker = "PERSONAL" + UUID.randomUUID().toString().replace("-", "");
         Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         ListAppender<ILoggingEvent> captured = new ListAppender<>();
         captured.start();
@@ -192,6 +193,16 @@ class LogCaptureTest {
                     })));
             thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant,
                     String.class, tx -> marker + "x".repeat(70_000))));
+            // A stored result replayed as a type it cannot be read as; an outbox payload that is not JSON.
+            String typed = "k-" + UUID.randomUUID();
+            executor.run(typed, tenant, String.class, tx -> marker);
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.run(typed, tenant, Integer.class,
+                    tx -> 1)));
+            thrown.add(assertThrows(IllegalArgumentException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant,
+                    String.class, tx -> {
+                        tx.outbox().publishJson("orders", "p1", "{\"email\": " + marker + "}");
+                        return "ok";
+                    })));
             // The statement storing a business failure fails after the failure was encoded.
             thrown.add(assertThrows(RuntimeException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant, String.class,
                     tx -> {

@@ -1,5 +1,8 @@
 package dev.idempotency.jdbc;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import java.sql.BatchUpdateException;
 import java.sql.SQLException;
 import org.jdbi.v3.core.Jdbi;
@@ -103,5 +106,29 @@ public final class RedactedErrors {
         }
         redacted.setStackTrace(sql.getStackTrace());
         return redacted;
+    }
+
+    /**
+     * What Jackson could not read or write, without its message: that quotes the JSON's values
+     * ("Cannot deserialize ... from String \"...\"", "Unrecognized token '...'"). The field path
+     * and the position stay.
+     */
+    static String jsonProblem(JsonProcessingException e) {
+        StringBuilder problem = new StringBuilder(e.getClass().getSimpleName());
+        if (e instanceof JsonMappingException mapping && !mapping.getPathReference().isEmpty()) {
+            problem.append(" at ").append(mapping.getPathReference());
+        }
+        JsonLocation location = e.getLocation();
+        if (location != null && location.getLineNr() > 0) {
+            problem.append(" at line ").append(location.getLineNr()).append(", column ").append(location.getColumnNr());
+        }
+        return problem.toString();
+    }
+
+    /** A stand-in cause for Jackson's exception: its type, path and stack trace, not its message. */
+    static Exception jsonStandIn(JsonProcessingException e) {
+        Exception standIn = new IllegalArgumentException(e.getClass().getName() + ": " + jsonProblem(e));
+        standIn.setStackTrace(e.getStackTrace());
+        return standIn;
     }
 }

@@ -154,8 +154,8 @@ final class ResultCodec {
             }
         } catch (JsonProcessingException e) {
             throw new ResultNotStorableException("The stored result cannot be read back as "
-                    + (declaredType != null ? declaredType.getName() : typeName) + ": " + e.getOriginalMessage()
-                    + ". Was the result type changed since the key was stored?", e);
+                    + (declaredType != null ? declaredType.getName() : typeName) + " (" + RedactedErrors.jsonProblem(e)
+                    + "). Was the result type changed since the key was stored?", RedactedErrors.jsonStandIn(e));
         }
     }
 
@@ -180,7 +180,7 @@ final class ResultCodec {
             }
             return BusinessFailure.replayOf(node.path("code").asText(), node.path("message").asText(), details);
         } catch (JsonProcessingException e) {
-            throw new IllegalStateException("stored failure is not valid JSON: " + e.getOriginalMessage(), e);
+            throw new IllegalStateException("stored failure is not valid JSON (" + RedactedErrors.jsonProblem(e) + ")", RedactedErrors.jsonStandIn(e));
         }
     }
 
