@@ -245,6 +245,21 @@ class IdempotentConsumerTest {
     }
 
     @Test
+    void failuresTheDatabaseCallsTransientAreNotCountedAgainstTheMessage() {
+        String messageId = UUID.randomUUID().toString();
+        IdempotentConsumer<PostgresTransaction> strict = IdempotentConsumer.create(db.executor(), "conflicting", 2);
+
+        for (int i = 0; i < 4; i++) {
+            Delivery delivery = strict.consume(messageId, "t1", tx -> tx.handle().execute(
+                    "DO $$ BEGIN RAISE EXCEPTION 'write conflict' USING ERRCODE = '40001'; END $$"));
+            assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, delivery.outcome(), delivery.toString());
+        }
+
+        assertEquals(Delivery.Outcome.APPLIED,
+                strict.consume(messageId, "t1", tx -> ship(tx, messageId, "conflicting")).outcome());
+    }
+
+    @Test
     void aDeadLetteredMessageReDrivenAfterAFixIsAppliedAndAFailingOneGoesStraightBack() {
         String fixed = UUID.randomUUID().toString();
         String stillBroken = UUID.randomUUID().toString();
