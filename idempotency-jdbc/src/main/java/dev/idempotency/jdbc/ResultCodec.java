@@ -28,9 +28,10 @@ import java.util.UUID;
  * here and in the configuration: no class is ever loaded by a name read from the database.
  *
  * <p>Where JSON alone decides the Java types (maps, lists, JSON trees, {@code Object}), numbers are
- * read without loss: integers as {@link Integer}, {@link Long} beyond 32 bits and {@link BigInteger}
- * beyond 64, decimals as {@link BigDecimal} with the digits and scale written. The first caller gets that decoded copy too
- * ({@link #firstRunResult}), so the first run and every replay return equal values of equal types.
+ * read without loss: integers as {@link Integer}, {@link Long} beyond 32 bits and
+ * {@link BigInteger} beyond 64, decimals as {@link BigDecimal} with the digits and scale written.
+ * The first caller gets that decoded copy too ({@link #firstRunResult}), so the first run and every
+ * replay return equal values of equal types.
  */
 final class ResultCodec {
     /** Type names for results stored as plain JSON shapes rather than as a Java class. */
