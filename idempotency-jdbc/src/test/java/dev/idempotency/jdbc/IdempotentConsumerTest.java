@@ -175,8 +175,9 @@ class IdempotentConsumerTest {
         Delivery blank = consumer.consume(" ", "t1", tx -> runs.incrementAndGet());
         Delivery control = consumer.consume("id\u0000", "t1", tx -> runs.incrementAndGet());
         Delivery noTenant = consumer.consume("42", null, tx -> runs.incrementAndGet());
+        Delivery invisible = consumer.consume("42\u200B", "t1", tx -> runs.incrementAndGet());
 
-        for (Delivery delivery : List.of(blank, control, noTenant)) {
+        for (Delivery delivery : List.of(blank, control, noTenant, invisible)) {
             assertEquals(Delivery.Outcome.INVALID, delivery.outcome());
             assertFalse(delivery.acknowledge());
             assertFalse(delivery.retryLater());
