@@ -10,6 +10,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.LeaseLostException;
 import dev.idempotency.core.ResultNotStorableException;
 import dev.idempotency.core.consumer.Delivery;
@@ -20,13 +21,17 @@ import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.jdbc.Sweeper;
+import dev.idempotency.jdbc.UnknownOutcomes;
 import dev.idempotency.outbox.OutboxDeadLetters;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.publisher.log.LoggingPublisher;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -151,11 +156,184 @@ class LogCaptureTest {
         });
     }
 
+
+    /**
+     * The library's own statements bind results, failures, payloads and publish errors; when such a
+     * statement fails (PostgreSQL refuses the jsonb, a constraint rejects the row), neither the
+     * exception the caller gets (its whole cause chain, suppressed ones included) nor any INFO+ log
+     * line may quote those values: not through Jdbi's rendering of the statement's arguments, not
+     * through PostgreSQL's "Failing row contains (...)" detail or its JSON context.
+     */
+    @Test
+    void noExceptionMessageOrLogLineQuotesABoundValueWhenTheLibrarysOwnStatementsFail() throws Exception {
+        // One token (no dash), so that a JSON parser quoting a bad token would quote all of it.
+        String marker = "PERSONAL" + UUID.randomUUID().toString().replace("-", "");
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> captured = new ListAppender<>();
+        captured.start();
+        root.addAppender(captured);
+        List<Throwable> thrown = new ArrayList<>();
+        try (FaultDatabase db = FaultDatabase.onSharedServer("fault_bound")) {
+            // Constraints of this test's own schema that refuse what the library's statements write.
+            db.jdbi().useHandle(h -> h.createScript(
+                    "ALTER TABLE idempotency_keys ADD CONSTRAINT test_refuses_failure "
+                            + "CHECK (failure IS NULL OR failure->>'message' NOT LIKE 'refuse-me%'); "
+                            + "ALTER TABLE outbox_events ADD CONSTRAINT test_refuses_error "
+                            + "CHECK (last_error IS NULL OR last_error NOT LIKE '%refuse-me%')").execute());
+            PostgresIdempotentExecutor executor = db.executor("callers", 2, () -> { });
+            String tenant = "tenant-bound";
+
+            // A result and an outbox payload that PostgreSQL's jsonb refuses (\u0000 after the marker).
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant,
+                    tx -> Map.of("note", marker + "\u0000"))));
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant,
+                    String.class, tx -> {
+                        tx.outbox().publish("orders", "p1", Map.of("email", marker + "\u0000"), Map.of("x-note", marker));
+                        return "ok";
+                    })));
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant,
+                    String.class, tx -> marker + "x".repeat(70_000))));
+            // A stored result replayed as a type it cannot be read as; an outbox payload that is not JSON.
+            String typed = "k-" + UUID.randomUUID();
+            executor.run(typed, tenant, String.class, tx -> marker);
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.run(typed, tenant, Integer.class,
+                    tx -> 1)));
+            thrown.add(assertThrows(IllegalArgumentException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant,
+                    String.class, tx -> {
+                        tx.outbox().publishJson("orders", "p1", "{\"email\": " + marker + "}");
+                        return "ok";
+                    })));
+            // The statement storing a business failure fails after the failure was encoded.
+            thrown.add(assertThrows(RuntimeException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant, String.class,
+                    tx -> {
+                        throw new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker));
+                    })));
+            // Lease mode: storing the external step's business failure fails; a completion jsonb refuses; a lost lease.
+            thrown.add(assertThrows(RuntimeException.class, () -> executor.runWithLease("k-" + UUID.randomUUID(), tenant, null,
+                    Duration.ofSeconds(10), String.class, leased -> {
+                        throw new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker));
+                    }, (PostgresTransaction tx, String s) -> s)));
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.runWithLease("k-" + UUID.randomUUID(),
+                    tenant, null, Duration.ofSeconds(10), String.class, leased -> marker + "\u0000",
+                    (PostgresTransaction tx, String s) -> s)));
+            String lost = "k-" + UUID.randomUUID();
+            thrown.add(assertThrows(LeaseLostException.class, () -> executor.runWithLease(lost, tenant, null,
+                    Duration.ofMillis(200), String.class, leased -> {
+                        Thread.sleep(600);
+                        return "late " + marker;
+                    }, (PostgresTransaction tx, String s) -> s)));
+            Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
+            // The operator resolves the unknown outcome with values the database refuses.
+            UnknownOutcomes unknown = UnknownOutcomes.create(db.pool("operator", 1),
+                    IdempotencyConfig.builder().schema(db.schema()).build());
+            assertEquals(1, unknown.list(10).size(), "the lost lease is an unknown outcome");
+            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsCompleted(tenant, lost, marker + "\u0000")));
+            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsFailed(tenant, lost,
+                    new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker)))));
+
+            // The relay: a rejected event's dead letter, then a failed attempt, each with a broker's error text
+            // (an HTTP response snippet) quoting the marker; the statements recording them fail.
+            String snippet = "HTTP 400: {\"error\": \"refuse-me: bad address " + marker + "\"}";
+            Publisher quoting = new Publisher() {
+                @Override
+                public List<PublishResult> publish(List<OutboxEvent> events) {
+                    return events.stream().map(e -> e.partitionKey().equals("dead")
+                            ? PublishResult.rejected(snippet) : PublishResult.retry(snippet)).toList();
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            OutboxRelay relay = new OutboxRelay(db.pool("relay", 2), quoting, Relays.fastConfig(db.schema()));
+            relay.start();
+            try {
+                executor.run("k-" + UUID.randomUUID(), tenant, String.class, tx -> {
+                    tx.outbox().publish("orders", "dead", Map.of("email", marker), Map.of("x-note", marker));
+                    return "ok";
+                });
+                awaitBatchFailures(captured, 1);
+                int before = batchFailures(captured);
+                executor.run("k-" + UUID.randomUUID(), tenant, String.class, tx -> {
+                    tx.outbox().publish("orders", "retry", Map.of("email", marker), Map.of("x-note", marker));
+                    return "ok";
+                });
+                awaitBatchFailures(captured, before + 2);
+            } finally {
+                relay.stop();
+            }
+        } finally {
+            root.detachAppender(captured);
+        }
+
+        List<String> leaks = new ArrayList<>();
+        for (Throwable t : thrown) {
+            for (Throwable link : chain(t)) {
+                if (String.valueOf(link.getMessage()).contains(marker) || link.toString().contains(marker)) {
+                    leaks.add("exception " + link.getClass().getName() + " (in the chain of " + t.getClass().getName()
+                            + "): " + link);
+                }
+            }
+        }
+        for (ILoggingEvent event : List.copyOf(captured.list)) {
+            if (!event.getLevel().isGreaterOrEqual(Level.INFO)) {
+                continue;
+            }
+            String text = event.getFormattedMessage() + throwableText(event.getThrowableProxy());
+            if (text.contains(marker)) {
+                leaks.add("log " + event.getLevel() + " " + event.getLoggerName() + ": " + text);
+            }
+        }
+        assertTrue(leaks.isEmpty(), leaks.size() + " leaks:\n" + String.join("\n", leaks));
+    }
+
+    private static int batchFailures(ListAppender<ILoggingEvent> captured) {
+        return (int) List.copyOf(captured.list).stream()
+                .filter(e -> e.getLoggerName().startsWith("dev.idempotency.outbox") && e.getLevel() == Level.WARN)
+                .filter(e -> e.getFormattedMessage().contains("batch failed"))
+                .count();
+    }
+
+    private static void awaitBatchFailures(ListAppender<ILoggingEvent> captured, int atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (batchFailures(captured) < atLeast) {
+            assertTrue(System.nanoTime() < deadline, "the relay's marking statement failed " + atLeast + " times");
+            Thread.sleep(50);
+        }
+    }
+
+    /** {@code t}, its causes and everything suppressed along the way. */
+    private static Set<Throwable> chain(Throwable t) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<Throwable> todo = new ArrayList<>(List.of(t));
+        while (!todo.isEmpty()) {
+            Throwable next = todo.remove(todo.size() - 1);
+            if (next == null || !seen.add(next)) {
+                continue;
+            }
+            todo.add(next.getCause());
+            todo.addAll(List.of(next.getSuppressed()));
+            if (next instanceof java.sql.SQLException sql) {
+                todo.add(sql.getNextException());
+            }
+        }
+        return seen;
+    }
+
     private static String throwableText(IThrowableProxy proxy) {
         StringBuilder text = new StringBuilder();
-        for (IThrowableProxy t = proxy; t != null; t = t.getCause()) {
-            text.append(' ').append(t.getClassName()).append(": ").append(t.getMessage());
-        }
+        appendThrowable(proxy, text, Collections.newSetFromMap(new IdentityHashMap<>()));
         return text.toString();
+    }
+
+    private static void appendThrowable(IThrowableProxy proxy, StringBuilder text, Set<IThrowableProxy> seen) {
+        if (proxy == null || !seen.add(proxy)) {
+            return;
+        }
+        text.append(' ').append(proxy.getClassName()).append(": ").append(proxy.getMessage());
+        appendThrowable(proxy.getCause(), text, seen);
+        for (IThrowableProxy suppressed : proxy.getSuppressed()) {
+            appendThrowable(suppressed, text, seen);
+        }
     }
 }

@@ -2,7 +2,11 @@ package dev.idempotency.core;
 
 /**
  * The rules every key, tenant and other stored label must meet before any SQL runs: present,
- * not blank, bounded in length, and free of control characters (which break logs and headers).
+ * not blank, bounded in length, and free of control characters (which break logs and headers) and
+ * of invisible characters: format characters (Unicode category Cf, e.g. U+200B, U+FEFF, U+00AD),
+ * line and paragraph separators (Zl, Zp: U+2028, U+2029) and every space separator (Zs) other
+ * than the ASCII space (U+00A0, U+3000, ...). Two keys that look the same in a log, a header or an
+ * operator's query must be the same key.
  */
 public final class IdempotencyKeys {
     /** Longest accepted idempotency key, in characters; the schema checks the same bound. */
@@ -52,6 +56,11 @@ public final class IdempotencyKeys {
             if (Character.isISOControl(c)) {
                 return "must not contain control characters (found U+" + String.format("%04X", (int) c) + " at index " + i + ")";
             }
+            int codePoint = value.codePointAt(i);
+            if (invisible(codePoint)) {
+                return "must not contain invisible, format or separator characters (found U+"
+                        + String.format("%04X", codePoint) + " at index " + i + "); use visible characters only";
+            }
             if (Character.isSurrogate(c) && !validSurrogatePair(value, i)) {
                 return "must be valid UTF-16 text (unpaired surrogate at index " + i + ")";
             }
@@ -60,6 +69,16 @@ public final class IdempotencyKeys {
             }
         }
         return null;
+    }
+
+    /** Format characters (Cf) and separators (Zs, Zl, Zp) other than the ASCII space. */
+    private static boolean invisible(int codePoint) {
+        if (codePoint == ' ') {
+            return false;
+        }
+        int type = Character.getType(codePoint);
+        return type == Character.FORMAT || type == Character.SPACE_SEPARATOR
+                || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
     }
 
     private static boolean validSurrogatePair(String value, int i) {

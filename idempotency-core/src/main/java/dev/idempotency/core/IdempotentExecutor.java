@@ -26,6 +26,13 @@ public interface IdempotentExecutor<TX extends IdempotentTransaction> {
      * The result's class must be one a replay can rebuild safely: see
      * {@link IdempotencyConfig.Builder#allowResultTypes(Class[])}.
      *
+     * <p>A {@code Map}, {@code List} or JSON tree result is stored as JSON, and the first caller
+     * gets it as every replay will: decoded from that JSON, with objects as {@code LinkedHashMap},
+     * arrays as {@code ArrayList}, integers as {@code Integer} ({@code Long} beyond 32 bits,
+     * {@code BigInteger} beyond 64) and decimals as {@code BigDecimal} with their digits and scale.
+     * So the first run's result {@code equals} every replay's, value for value and type for type
+     * (a {@code 5L} the callback put in its map comes back as {@code Integer} 5 to every caller).
+     *
      * @throws KeyInProgressException another caller holds the key past the wait budget (HTTP 409)
      * @throws BusinessFailure the callback's declared failure, first time or replayed
      * @throws InvalidIdempotencyKeyException the key or tenant is malformed (HTTP 400)
@@ -36,7 +43,10 @@ public interface IdempotentExecutor<TX extends IdempotentTransaction> {
 
     /**
      * As {@link #run(String, String, IdempotentCallback)}, with the result type a replay decodes to.
-     * Any type Jackson can round-trip works here; no allow-list is needed.
+     * Any type Jackson can round-trip works here; no allow-list is needed. For a map, collection,
+     * JSON tree or {@code Object} type the first caller also gets the decoded copy, as in the short
+     * form; any other type reaches the first caller as the callback returned it, so its JSON round
+     * trip should be equal.
      */
     <T, X extends Exception> Outcome<T> run(String key, String tenant, Class<T> resultType,
                                             IdempotentCallback<TX, T, X> callback) throws X;

@@ -80,11 +80,8 @@ final class DatabaseErrors {
         return false;
     }
 
+    /** What went wrong, for a message of the library's own: never a bound value (see {@link RedactedErrors}). */
     static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null) {
-            root = root.getCause();
-        }
-        return root.getMessage();
+        return RedactedErrors.describe(e);
     }
 }

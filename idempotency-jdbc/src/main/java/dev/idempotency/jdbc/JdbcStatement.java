@@ -138,8 +138,8 @@ final class JdbcStatement {
         return new Call(connection);
     }
 
-    /** A JDBC failure as the same exception type Jdbi statements throw. */
+    /** A JDBC failure as the same exception type Jdbi statements throw, without the values it bound. */
     static RuntimeException failure(SQLException e) {
-        return new UnableToExecuteStatementException(e, null);
+        return RedactedErrors.redact(new UnableToExecuteStatementException(e, null));
     }
 }

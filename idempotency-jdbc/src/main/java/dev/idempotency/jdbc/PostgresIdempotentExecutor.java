@@ -286,10 +286,15 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     }
 
     private void storeLeasedFailure(String key, String tenant, long token, BusinessFailure failure) {
-        int stored = jdbi.withHandle(h -> h.createUpdate(sql.failLeasedKey)
-                .bind("tenant", tenant).bind("key", key).bind("leaseToken", token)
-                .bind("failure", codec.encodeFailure(failure))
-                .execute());
+        int stored;
+        try {
+            stored = jdbi.withHandle(h -> h.createUpdate(sql.failLeasedKey)
+                    .bind("tenant", tenant).bind("key", key).bind("leaseToken", token)
+                    .bind("failure", codec.encodeFailure(failure))
+                    .execute());
+        } catch (RuntimeException e) {
+            throw RedactedErrors.redact(e); // it bound the failure's message and details
+        }
         if (stored == 0) {
             log.warn("the lease on idempotency key {} of tenant {} was lost before its business failure {} could be stored",
                     key, tenant, failure.code());
@@ -429,9 +434,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             requireOpenTransaction(handle, key, tenant);
             handle.rollbackToSavepoint(SAVEPOINT);
             outbox.discard();
-            handle.createUpdate(sql.failKey)
-                    .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
-                    .execute();
+            try {
+                handle.createUpdate(sql.failKey)
+                        .bind("tenant", tenant).bind("key", key).bind("failure", codec.encodeFailure(failure))
+                        .execute();
+            } catch (RuntimeException e) {
+                throw RedactedErrors.redact(e); // it bound the failure's message and details
+            }
             commit(handle);
             log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
             throw failure;
@@ -447,6 +456,9 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
         requireOpenTransaction(handle, key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, resultType);
+        // Decoded before the commit: a result a replay could not read back fails here, with nothing stored.
+        @SuppressWarnings("unchecked")
+        T handedOut = (T) codec.firstRunResult(result, stored, resultType);
         JdbcStatement statement = outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents;
         try (JdbcStatement.Call completion = statement.on(handle.getConnection())) {
             completion.text("tenant", tenant).text("key", key)
@@ -463,7 +475,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             String state = e.getSQLState();
             if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
                 throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
-                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
+                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).",
+                        JdbcStatement.failure(e));
             }
             throw JdbcStatement.failure(e);
         }
@@ -471,7 +484,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         if (outbox.size() > 0) {
             signalOutboxCommit();
         }
-        return Outcome.firstRun(result);
+        return Outcome.firstRun(handedOut);
     }
 
     /**

@@ -2,8 +2,10 @@ package dev.idempotency.jdbc;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
@@ -12,6 +14,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -23,6 +26,12 @@ import java.util.UUID;
  * Turns results and business failures into stored JSON and back. A replay that has no declared
  * result type rebuilds the result by its stored type name, looked up only among the classes listed
  * here and in the configuration: no class is ever loaded by a name read from the database.
+ *
+ * <p>Where JSON alone decides the Java types (maps, lists, JSON trees, {@code Object}), numbers are
+ * read without loss: integers as {@link Integer}, {@link Long} beyond 32 bits and
+ * {@link BigInteger} beyond 64, decimals as {@link BigDecimal} with the digits and scale written.
+ * The first caller gets that decoded copy too ({@link #firstRunResult}), so the first run and every
+ * replay return equal values of equal types.
  */
 final class ResultCodec {
     /** Type names for results stored as plain JSON shapes rather than as a Java class. */
@@ -35,11 +44,14 @@ final class ResultCodec {
             Double.class, Float.class, BigDecimal.class, BigInteger.class, UUID.class);
 
     private final ObjectMapper mapper;
+    /** The configured mapper, reading untyped numbers without loss (see the class comment). */
+    private final ObjectReader exact;
     private final int maxResultBytes;
     private final Map<String, Class<?>> replayableTypes;
 
     ResultCodec(IdempotencyConfig config) {
         this.mapper = config.objectMapper();
+        this.exact = mapper.reader().with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
         this.maxResultBytes = config.maxResultBytes();
         Map<String, Class<?>> types = new HashMap<>();
         VALUE_TYPES.forEach(type -> types.put(type.getName(), type));
@@ -99,22 +111,39 @@ final class ResultCodec {
         return name;
     }
 
+    /**
+     * What the first caller gets: the callback's own {@code result} when a declared class fixes its
+     * Java types, else (no declared type, or a declared map, collection, JSON tree or Object) the value
+     * decoded from {@code stored}, exactly as every replay will decode it.
+     */
+    Object firstRunResult(Object result, StoredResult stored, Class<?> declaredType) {
+        if (declaredType != null ? !untyped(declaredType) : VALUE_TYPES.contains(result.getClass())) {
+            return result; // its JSON round trip is exact: skip the second parse
+        }
+        return decode(stored.json(), stored.typeName(), declaredType);
+    }
+
+    private static boolean untyped(Class<?> type) {
+        return type == Object.class || Map.class.isAssignableFrom(type) || Collection.class.isAssignableFrom(type)
+                || JsonNode.class.isAssignableFrom(type);
+    }
+
     /** Rebuilds a stored result as {@code declaredType}, or by its stored type name when that is null. */
     Object decode(String json, String typeName, Class<?> declaredType) {
         try {
             if (declaredType != null) {
-                return mapper.readValue(json, declaredType);
+                return exact.forType(declaredType).readValue(json);
             }
             if (typeName == null) {
                 return null;
             }
             switch (typeName) {
                 case JSON:
-                    return mapper.readTree(json);
+                    return exact.readTree(json);
                 case MAP:
-                    return mapper.readValue(json, new TypeReference<LinkedHashMap<String, Object>>() { });
+                    return exact.forType(new TypeReference<LinkedHashMap<String, Object>>() { }).readValue(json);
                 case LIST:
-                    return mapper.readValue(json, new TypeReference<ArrayList<Object>>() { });
+                    return exact.forType(new TypeReference<ArrayList<Object>>() { }).readValue(json);
                 default:
                     Class<?> type = replayableTypes.get(typeName);
                     if (type == null) {
@@ -122,12 +151,12 @@ final class ResultCodec {
                                 + ", which this executor does not allow for replays. Allow it with "
                                 + "IdempotencyConfig.builder().allowResultTypes(...) or call run with the result type.");
                     }
-                    return mapper.readValue(json, type);
+                    return exact.forType(type).readValue(json);
             }
         } catch (JsonProcessingException e) {
             throw new ResultNotStorableException("The stored result cannot be read back as "
-                    + (declaredType != null ? declaredType.getName() : typeName) + ": " + e.getOriginalMessage()
-                    + ". Was the result type changed since the key was stored?", e);
+                    + (declaredType != null ? declaredType.getName() : typeName) + " (" + RedactedErrors.jsonProblem(e)
+                    + "). Was the result type changed since the key was stored?", RedactedErrors.jsonStandIn(e));
         }
     }
 
@@ -152,7 +181,7 @@ final class ResultCodec {
             }
             return BusinessFailure.replayOf(node.path("code").asText(), node.path("message").asText(), details);
         } catch (JsonProcessingException e) {
-            throw new IllegalStateException("stored failure is not valid JSON: " + e.getOriginalMessage(), e);
+            throw new IllegalStateException("stored failure is not valid JSON (" + RedactedErrors.jsonProblem(e) + ")", RedactedErrors.jsonStandIn(e));
         }
     }
 

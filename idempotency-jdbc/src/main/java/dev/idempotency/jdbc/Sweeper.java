@@ -48,7 +48,7 @@ public final class Sweeper implements AutoCloseable {
 
     /** A sweeper on {@code dataSource}, with defaults: schema {@code idempotency}, batches of 1,000, every 30 s. */
     public static Builder builder(DataSource dataSource) {
-        return new Builder(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource")));
+        return new Builder(RedactedErrors.withoutArgumentsInMessages(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource"))));
     }
 
     /**
@@ -112,7 +112,7 @@ public final class Sweeper implements AutoCloseable {
             log.warn("sweep failed; retrying in {}: {}", interval, e.getMessage());
         } catch (RuntimeException e) {
             // The database may be restarting; the next sweep tries again.
-            log.warn("sweep failed; retrying in {}", interval, e);
+            log.warn("sweep failed; retrying in {}", interval, RedactedErrors.redact(e));
         }
     }
 

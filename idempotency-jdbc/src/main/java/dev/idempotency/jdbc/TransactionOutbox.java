@@ -53,7 +53,8 @@ final class TransactionOutbox implements OutboxWriter {
         try {
             mapper.readTree(json);
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("payload is not valid JSON: " + e.getOriginalMessage(), e);
+            throw new IllegalArgumentException("payload is not valid JSON (" + RedactedErrors.jsonProblem(e) + ")",
+                    RedactedErrors.jsonStandIn(e));
         }
         add(topic, partitionKey, json, headers);
     }

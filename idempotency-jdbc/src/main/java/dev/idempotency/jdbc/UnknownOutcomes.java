@@ -41,7 +41,8 @@ public final class UnknownOutcomes {
 
     /** Works on the schema and with the mapper of {@code config}. */
     public static UnknownOutcomes create(DataSource dataSource, IdempotencyConfig config) {
-        return new UnknownOutcomes(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource")),
+        return new UnknownOutcomes(RedactedErrors.withoutArgumentsInMessages(
+                Jdbi.create(Objects.requireNonNull(dataSource, "dataSource"))),
                 Objects.requireNonNull(config, "config"));
     }
 
@@ -89,11 +90,15 @@ public final class UnknownOutcomes {
         return timestamp == null ? null : timestamp.toInstant();
     }
 
+    /**
+     * Runs on a handle; a failure carries no bound result or failure text (see {@link RedactedErrors}),
+     * and a missing table names the migration.
+     */
     private <R> R withHandle(org.jdbi.v3.core.HandleCallback<R, RuntimeException> work) {
         try {
             return jdbi.withHandle(work);
         } catch (RuntimeException e) {
-            throw DatabaseErrors.schemaMissing(e, schema, "IdempotencyConfig.schema");
+            throw DatabaseErrors.schemaMissing(RedactedErrors.redact(e), schema, "IdempotencyConfig.schema");
         }
     }
 }

@@ -12,6 +12,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.ResultNotStorableException;
 import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -91,6 +93,68 @@ class FirstRunAndReplayTest {
         assertEquals(Map.of("id", 7, "ok", true), executor.run(mapKey, "t1", tx -> Map.of()).result());
         assertEquals(List.of("a", "b"), executor.run(listKey, "t1", tx -> List.of()).result());
         assertEquals(42L, executor.run(numberKey, "t1", tx -> 0L).result());
+    }
+
+    @Test
+    void aMapOrListWithoutADeclaredTypeIsEqualWithTheSameJavaTypesOnTheFirstRunAndEveryReplay() {
+        String mapKey = newKey();
+        String listKey = newKey();
+        Map<String, Object> receipt = new LinkedHashMap<>();
+        receipt.put("amount", new BigDecimal("10.10"));
+        receipt.put("small", 5L);
+        receipt.put("ledgerId", 9_000_000_000L);
+        receipt.put("count", 3);
+        receipt.put("huge", new BigInteger("123456789012345678901234567890"));
+        receipt.put("lines", List.of(new BigDecimal("0.10"), 2L, Map.of("rate", 0.125)));
+
+        Outcome<Map<String, Object>> first = executor.run(mapKey, "t1", tx -> receipt);
+        Outcome<Map<String, Object>> replay = executor.run(mapKey, "t1", tx -> Map.of());
+        Outcome<List<Object>> firstList = executor.run(listKey, "t1", tx -> List.of(new BigDecimal("1.50"), 7L, 8));
+        Outcome<List<Object>> replayedList = executor.run(listKey, "t1", tx -> List.of());
+
+        assertFalse(first.replayed());
+        assertTrue(replay.replayed());
+        assertEquals(first.result(), replay.result());
+        assertEquals(javaTypes(first.result()), javaTypes(replay.result()));
+        assertEquals(new BigDecimal("10.10"), replay.result().get("amount"), "the decimal keeps its digits and scale");
+        assertEquals(9_000_000_000L, replay.result().get("ledgerId"));
+        assertEquals(new BigInteger("123456789012345678901234567890"), replay.result().get("huge"));
+        assertEquals(List.of(new BigDecimal("0.10"), 2, Map.of("rate", new BigDecimal("0.125"))), replay.result().get("lines"));
+        assertEquals(firstList.result(), replayedList.result());
+        assertEquals(javaTypes(firstList.result()), javaTypes(replayedList.result()));
+        assertEquals(List.of(new BigDecimal("1.50"), 7, 8), replayedList.result());
+    }
+
+    @Test
+    void aDeclaredMapTypeIsAlsoEqualOnTheFirstRunAndTheReplay() {
+        String key = newKey();
+        @SuppressWarnings("unchecked")
+        Class<Map<String, Object>> mapType = (Class<Map<String, Object>>) (Class<?>) Map.class;
+
+        Outcome<Map<String, Object>> first = executor.run(key, "t1", mapType,
+                tx -> Map.of("amount", new BigDecimal("10.10"), "id", 5L));
+        Outcome<Map<String, Object>> replay = executor.run(key, "t1", mapType, tx -> Map.of());
+
+        assertEquals(first.result(), replay.result());
+        assertEquals(javaTypes(first.result()), javaTypes(replay.result()));
+    }
+
+    /** The Java class of every value in a nested map or list, by path. */
+    private static Map<String, String> javaTypes(Object value) {
+        Map<String, String> types = new java.util.TreeMap<>();
+        collectTypes("", value, types);
+        return types;
+    }
+
+    private static void collectTypes(String path, Object value, Map<String, String> types) {
+        types.put(path, value == null ? "null" : value.getClass().getName());
+        if (value instanceof Map<?, ?> map) {
+            map.forEach((k, v) -> collectTypes(path + "/" + k, v, types));
+        } else if (value instanceof List<?> list) {
+            for (int i = 0; i < list.size(); i++) {
+                collectTypes(path + "/" + i, list.get(i), types);
+            }
+        }
     }
 
     @Test

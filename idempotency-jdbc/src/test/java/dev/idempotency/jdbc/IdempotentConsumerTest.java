@@ -2,8 +2,14 @@ package dev.idempotency.jdbc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.consumer.Delivery;
 import dev.idempotency.core.consumer.IdempotentConsumer;
@@ -24,6 +30,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
 @Timeout(60)
 class IdempotentConsumerTest {
@@ -168,12 +175,121 @@ class IdempotentConsumerTest {
         Delivery blank = consumer.consume(" ", "t1", tx -> runs.incrementAndGet());
         Delivery control = consumer.consume("id\u0000", "t1", tx -> runs.incrementAndGet());
         Delivery noTenant = consumer.consume("42", null, tx -> runs.incrementAndGet());
+        Delivery invisible = consumer.consume("42\u200B", "t1", tx -> runs.incrementAndGet());
 
-        for (Delivery delivery : List.of(blank, control, noTenant)) {
+        for (Delivery delivery : List.of(blank, control, noTenant, invisible)) {
             assertEquals(Delivery.Outcome.INVALID, delivery.outcome());
             assertFalse(delivery.acknowledge());
             assertFalse(delivery.retryLater());
         }
         assertEquals(0, runs.get());
+    }
+
+    @Test
+    void aHandlerThatKeepsFailingIsDeadLetteredOnItsMaxAttemptsThFailureAndTheOperatorIsWarnedWithoutThePayload() {
+        String messageId = UUID.randomUUID().toString();
+        String payload = "PAYLOAD-" + UUID.randomUUID();
+        IdempotentConsumer<PostgresTransaction> failing = IdempotentConsumer.create(db.executor(), "failing-projector", 3);
+        Logger logger = (Logger) LoggerFactory.getLogger(IdempotentConsumer.class);
+        ListAppender<ILoggingEvent> captured = new ListAppender<>();
+        captured.start();
+        logger.addAppender(captured);
+        List<Delivery> deliveries = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                deliveries.add(failing.consume(messageId, "t1", tx -> {
+                    ship(tx, messageId, "failing-projector");
+                    throw new IllegalStateException("cannot parse " + payload);
+                }));
+            }
+        } finally {
+            logger.detachAppender(captured);
+        }
+
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, deliveries.get(0).outcome());
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, deliveries.get(1).outcome());
+        Delivery last = deliveries.get(2);
+        assertEquals(Delivery.Outcome.DEAD_LETTER, last.outcome());
+        assertFalse(last.acknowledge());
+        assertFalse(last.retryLater());
+        assertEquals("cannot parse " + payload, last.error().getMessage());
+        assertEquals(0, shipments(messageId));
+        List<ILoggingEvent> warnings = captured.list.stream().filter(e -> e.getLevel() == Level.WARN).toList();
+        assertEquals(1, warnings.size(), "one warning, for the dead letter");
+        String warning = warnings.get(0).getFormattedMessage();
+        assertTrue(warning.contains("failing-projector") && warning.contains(messageId), warning);
+        assertFalse(warning.contains(payload), warning);
+        assertEquals(null, warnings.get(0).getThrowableProxy(), "no exception text, which may quote the payload");
+    }
+
+    @Test
+    void failedAttemptsAreCountedInTheDatabaseAcrossConsumerInstances() {
+        String messageId = UUID.randomUUID().toString();
+        List<IdempotentConsumer<PostgresTransaction>> instances = List.of(
+                IdempotentConsumer.create(db.executor(), "inventory"), IdempotentConsumer.create(db.executor(), "inventory"));
+        assertEquals(IdempotentConsumer.DEFAULT_MAX_ATTEMPTS, instances.get(0).maxAttempts());
+
+        List<Delivery.Outcome> outcomes = new ArrayList<>();
+        for (int i = 0; i < IdempotentConsumer.DEFAULT_MAX_ATTEMPTS; i++) {
+            // Redeliveries land on alternating instances, as a broker spreads them.
+            outcomes.add(instances.get(i % 2).consume(messageId, "t1", tx -> {
+                throw new IllegalStateException("projection bug");
+            }).outcome());
+        }
+
+        assertEquals(List.of(Delivery.Outcome.TRANSIENT_FAILURE, Delivery.Outcome.TRANSIENT_FAILURE,
+                Delivery.Outcome.TRANSIENT_FAILURE, Delivery.Outcome.TRANSIENT_FAILURE, Delivery.Outcome.DEAD_LETTER), outcomes);
+        // Another tenant's message with the same id has its own count.
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, instances.get(0).consume(messageId, "t2", tx -> {
+            throw new IllegalStateException("projection bug");
+        }).outcome());
+    }
+
+    @Test
+    void failuresTheDatabaseCallsTransientAreNotCountedAgainstTheMessage() {
+        String messageId = UUID.randomUUID().toString();
+        IdempotentConsumer<PostgresTransaction> strict = IdempotentConsumer.create(db.executor(), "conflicting", 2);
+
+        for (int i = 0; i < 4; i++) {
+            Delivery delivery = strict.consume(messageId, "t1", tx -> tx.handle().execute(
+                    "DO $$ BEGIN RAISE EXCEPTION 'write conflict' USING ERRCODE = '40001'; END $$"));
+            assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, delivery.outcome(), delivery.toString());
+        }
+
+        assertEquals(Delivery.Outcome.APPLIED,
+                strict.consume(messageId, "t1", tx -> ship(tx, messageId, "conflicting")).outcome());
+    }
+
+    @Test
+    void aDeadLetteredMessageReDrivenAfterAFixIsAppliedAndAFailingOneGoesStraightBack() {
+        String fixed = UUID.randomUUID().toString();
+        String stillBroken = UUID.randomUUID().toString();
+        IdempotentConsumer<PostgresTransaction> once = IdempotentConsumer.create(db.executor(), "redrive", 1);
+
+        for (String messageId : List.of(fixed, stillBroken)) {
+            assertEquals(Delivery.Outcome.DEAD_LETTER, once.consume(messageId, "t1", tx -> {
+                throw new IllegalStateException("bug");
+            }).outcome());
+        }
+
+        assertEquals(Delivery.Outcome.APPLIED, once.consume(fixed, "t1", tx -> ship(tx, fixed, "redrive")).outcome());
+        assertEquals(1, shipments(fixed));
+        assertEquals(Delivery.Outcome.DEAD_LETTER, once.consume(stillBroken, "t1", tx -> {
+            throw new IllegalStateException("bug");
+        }).outcome());
+    }
+
+    @Test
+    void aConsumerNameHoldingTheKeySeparatorIsRefusedSinceItsKeysWouldCollideWithAnotherConsumers() {
+        // "orders" consuming message "audit:7" and "orders:audit" consuming message "7" would both use key "orders:audit:7".
+        for (String name : List.of("orders:audit", "orders#audit", "a b", "caf\u00e9", "billing\u200B")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> IdempotentConsumer.create(db.executor(), name), name);
+            assertTrue(e.getMessage().startsWith("name "), e.getMessage());
+        }
+        IllegalArgumentException attempts = assertThrows(IllegalArgumentException.class,
+                () -> IdempotentConsumer.create(db.executor(), "billing", 0));
+        assertTrue(attempts.getMessage().startsWith("maxAttempts "), attempts.getMessage());
+        assertNotEquals(null, IdempotentConsumer.create(db.executor(), "Billing_v2.projector-1"));
     }
 }

@@ -59,7 +59,27 @@ class InvalidInputTest {
                 Arguments.of("k1", null, "tenant", "must not be null"),
                 Arguments.of("k1", "", "tenant", "must not be blank"),
                 Arguments.of("k1", "t".repeat(256), "tenant", "at most 255"),
-                Arguments.of("k1", "t\u001b1", "tenant", "control characters"));
+                Arguments.of("k1", "t\u001b1", "tenant", "control characters"),
+                // Invisible characters: each key below looks like "key" or "k1" in a log but would be stored apart.
+                Arguments.of("\u00A0", "t1", "key", "invisible, format or separator characters (found U+00A0 at index 0)"),
+                Arguments.of("key\u00A0", "t1", "key", "invisible, format or separator characters (found U+00A0 at index 3)"),
+                Arguments.of("k\u200By", "t1", "key", "found U+200B at index 1"),
+                Arguments.of("k\u2028y", "t1", "key", "found U+2028 at index 1"),
+                Arguments.of("k\u2029y", "t1", "key", "found U+2029 at index 1"),
+                Arguments.of("\uFEFFkey", "t1", "key", "found U+FEFF at index 0"),
+                Arguments.of("k\u00ADy", "t1", "key", "found U+00AD at index 1"),
+                Arguments.of("k\u3000y", "t1", "key", "found U+3000 at index 1"),
+                Arguments.of("k\uDB40\uDC01y", "t1", "key", "found U+E0001 at index 1"),
+                Arguments.of("k1", "t\u200B1", "tenant", "found U+200B at index 1"),
+                Arguments.of("k1", "\u00A0t1", "tenant", "found U+00A0 at index 0"));
+    }
+
+    @Test
+    void keysWithAnAsciiSpaceOrVisibleNonAsciiTextAreStillAccepted() {
+        for (String key : List.of("order 42 " + newKey(), "Bestellung-\u00FC-" + newKey(), "\u6CE8\u6587-" + newKey(),
+                "\uD83D\uDE00-" + newKey())) {
+            assertEquals("ok", executor.run(key, "t1", String.class, tx -> "ok").result());
+        }
     }
 
     @ParameterizedTest

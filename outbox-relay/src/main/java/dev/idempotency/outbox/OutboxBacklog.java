@@ -1,5 +1,6 @@
 package dev.idempotency.outbox;
 
+import dev.idempotency.jdbc.RedactedErrors;
 import java.time.Duration;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -19,7 +20,7 @@ public final class OutboxBacklog {
     public OutboxBacklog(DataSource dataSource, String schema) {
         Objects.requireNonNull(dataSource, "dataSource");
         OutboxRelayConfig.requireValidSchema(schema);
-        this.jdbi = Jdbi.create(dataSource);
+        this.jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         this.jdbi.setTemplateEngine(TemplateEngine.NOP);
         this.countPending = RelaySql.render(RelaySql.COUNT_PENDING, schema);
         this.oldestPendingAge = RelaySql.render(RelaySql.OLDEST_PENDING_AGE, schema);

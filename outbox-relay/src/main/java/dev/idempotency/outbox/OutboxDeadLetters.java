@@ -1,5 +1,6 @@
 package dev.idempotency.outbox;
 
+import dev.idempotency.jdbc.RedactedErrors;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Objects;
@@ -28,7 +29,7 @@ public final class OutboxDeadLetters {
     public OutboxDeadLetters(DataSource dataSource, String schema) {
         Objects.requireNonNull(dataSource, "dataSource");
         OutboxRelayConfig.requireValidSchema(schema);
-        this.jdbi = Jdbi.create(dataSource);
+        this.jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         this.jdbi.setTemplateEngine(TemplateEngine.NOP);
         this.list = RelaySql.render(RelaySql.LIST_DEAD, schema);
         this.requeueOne = RelaySql.render(RelaySql.REQUEUE_ONE, schema);

@@ -2,6 +2,7 @@ package dev.idempotency.outbox;
 
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException;
+import dev.idempotency.jdbc.RedactedErrors;
 import dev.idempotency.jdbc.internal.PoolerProbe;
 import java.time.Duration;
 import java.util.Objects;
@@ -137,7 +138,8 @@ public final class OutboxRelay implements AutoCloseable {
 
     /** Jdbi over the pool: SQL is pre-rendered (no templating), and no statement outlives a lease. */
     static Jdbi jdbi(DataSource dataSource, OutboxRelayConfig config) {
-        Jdbi jdbi = Jdbi.create(dataSource);
+        // Its statements bind publish errors (a broker's or webhook's reply text): never into a message.
+        Jdbi jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         jdbi.setTemplateEngine(TemplateEngine.NOP);
         jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) Math.max(1, config.leaseDuration().toSeconds()));
         return jdbi;
@@ -313,7 +315,9 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /** The first failure in a row is logged with its stack trace; the rest of an outage in one line each. */
-    private void logFailure(int inARow, String what, RuntimeException e) {
+    private void logFailure(int inARow, String what, RuntimeException failure) {
+        // PostgreSQL's detail ("Failing row contains ...") would quote payloads and publish errors.
+        RuntimeException e = RedactedErrors.redact(failure);
         if (inARow == 1) {
             log.warn("relay {} {}", config.instanceId(), what, e);
         } else {

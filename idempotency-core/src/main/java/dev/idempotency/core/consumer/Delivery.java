@@ -4,7 +4,8 @@ import java.util.Objects;
 
 /**
  * What a consumer should do with a delivery after {@link IdempotentConsumer#consume}: acknowledge
- * it (its effects are committed, now or by an earlier delivery) or leave it for redelivery.
+ * it (its effects are committed, now or by an earlier delivery), leave it for redelivery, or reject
+ * it to the broker's dead-letter queue (neither {@link #acknowledge()} nor {@link #retryLater()}).
  */
 public final class Delivery {
     /** Why the decision was made. */
@@ -20,7 +21,12 @@ public final class Delivery {
         /** The handler or the database failed in a way a retry may fix; nothing was committed: redeliver later. */
         TRANSIENT_FAILURE,
         /** The message id or tenant is malformed and can never be processed: reject or dead-letter it. */
-        INVALID
+        INVALID,
+        /**
+         * The handler failed on this delivery for the consumer's {@code maxAttempts}-th time; nothing was
+         * committed, and redelivering it would only fail again: reject or dead-letter it.
+         */
+        DEAD_LETTER
     }
 
     private final Outcome outcome;

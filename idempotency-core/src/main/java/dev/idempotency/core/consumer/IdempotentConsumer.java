@@ -6,38 +6,100 @@ import dev.idempotency.core.IdempotentExecutor;
 import dev.idempotency.core.IdempotentTransaction;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
+import dev.idempotency.core.TransientFailureException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
 import java.util.Objects;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Applies each message's effects exactly once, however often the broker delivers it: the message
  * id (the event's {@code OutboxEvent.messageId()} our relay sends, a UUID fixed when the event was
  * written, unique across outboxes) becomes the idempotency key, prefixed with this
  * consumer's name so that two consumers of one message each apply it once. Each call returns a
- * {@link Delivery} saying whether to acknowledge or to let the broker redeliver; it never throws
- * for a failed handler.
+ * {@link Delivery} saying whether to acknowledge, to let the broker redeliver, or to dead-letter;
+ * it never throws for a failed handler.
+ *
+ * <p>A handler that keeps failing is not retried forever: each failed attempt of a message is
+ * recorded in the database (as a key of its own, so it survives the rollback and counts across
+ * instances), and the delivery whose attempt is the {@code maxAttempts}-th failure gets
+ * {@link Delivery.Outcome#DEAD_LETTER}. A message delivered again after that (an operator
+ * re-driving it after a fix) gets one more attempt each time. Failures the database reports as
+ * transient ({@link TransientFailureException}: deadlocks, outages) are not the message's fault
+ * and are not counted.
  *
  * @param <TX> the executor's transaction type
  */
 public final class IdempotentConsumer<TX extends IdempotentTransaction> {
+    private static final Logger log = LoggerFactory.getLogger(IdempotentConsumer.class);
+
     /** Longest accepted consumer name, so that name and message id fit in a key. */
     public static final int MAX_NAME_LENGTH = 100;
+    /** Failed attempts of one message before it is dead-lettered, unless set otherwise. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /** Upper bound on {@code maxAttempts}: each failed attempt is one small stored key. */
+    public static final int MAX_MAX_ATTEMPTS = 100;
+
+    /** Separates the name from the message id in a key; attempt keys use {@link #ATTEMPT_SEPARATOR}. */
+    private static final char SEPARATOR = ':';
+    private static final char ATTEMPT_SEPARATOR = '#';
+    /**
+     * Names hold neither separator (nor anything else outside this set), so a key's prefix up to its
+     * first separator is its consumer's name: no two consumers, and no message key and attempt key, collide.
+     */
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
     private final IdempotentExecutor<TX> executor;
     private final String name;
+    private final int maxAttempts;
 
-    private IdempotentConsumer(IdempotentExecutor<TX> executor, String name) {
+    private IdempotentConsumer(IdempotentExecutor<TX> executor, String name, int maxAttempts) {
         this.executor = executor;
         this.name = name;
+        this.maxAttempts = maxAttempts;
     }
 
     /**
-     * A consumer named {@code name} (e.g. {@code billing-projector}); keep the name stable, since
-     * it is part of every key the consumer stores.
+     * A consumer named {@code name} (e.g. {@code billing-projector}) that dead-letters a message after
+     * {@value #DEFAULT_MAX_ATTEMPTS} failed attempts; keep the name stable, since it is part of every
+     * key the consumer stores.
+     *
+     * @throws IllegalArgumentException the name is blank, too long, or holds a character other than
+     *         ASCII letters, digits, {@code .}, {@code _} and {@code -} (the key separator {@code :} would
+     *         let two consumers' keys collide)
      */
     public static <TX extends IdempotentTransaction> IdempotentConsumer<TX> create(IdempotentExecutor<TX> executor, String name) {
+        return create(executor, name, DEFAULT_MAX_ATTEMPTS);
+    }
+
+    /** As {@link #create(IdempotentExecutor, String)}, dead-lettering after {@code maxAttempts} failed attempts. */
+    public static <TX extends IdempotentTransaction> IdempotentConsumer<TX> create(IdempotentExecutor<TX> executor, String name,
+                                                                                   int maxAttempts) {
         Objects.requireNonNull(executor, "executor");
         IdempotencyKeys.requireLabel("name", name, MAX_NAME_LENGTH);
-        return new IdempotentConsumer<>(executor, name);
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("name must hold only ASCII letters, digits, '.', '_' and '-' (was '" + name
+                    + "'): '" + SEPARATOR + "' separates the name from the message id in keys, so such a name could take "
+                    + "another consumer's keys");
+        }
+        if (maxAttempts < 1 || maxAttempts > MAX_MAX_ATTEMPTS) {
+            throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_MAX_ATTEMPTS + " (was " + maxAttempts + ")");
+        }
+        return new IdempotentConsumer<>(executor, name, maxAttempts);
+    }
+
+    /** The consumer's name, the prefix of its keys. */
+    public String name() {
+        return name;
+    }
+
+    /** Failed attempts of one message after which it is dead-lettered. */
+    public int maxAttempts() {
+        return maxAttempts;
     }
 
     /**
@@ -50,7 +112,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         String key;
         try {
             IdempotencyKeys.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);
-            key = name + ":" + messageId;
+            key = name + SEPARATOR + messageId;
             IdempotencyKeys.validate(key, tenant);
         } catch (IllegalArgumentException e) {
             return Delivery.failed(Delivery.Outcome.INVALID, e);
@@ -67,8 +129,53 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
             return Delivery.failed(Delivery.Outcome.IN_PROGRESS, e);
         } catch (InvalidIdempotencyKeyException e) {
             return Delivery.failed(Delivery.Outcome.INVALID, e);
-        } catch (Exception e) {
+        } catch (TransientFailureException e) {
             return Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, e);
+        } catch (Exception e) {
+            return afterFailedAttempt(messageId, tenant, e);
+        }
+    }
+
+    /** Counts the failed attempt; the one that reaches {@code maxAttempts} (or any later one) dead-letters the message. */
+    private Delivery afterFailedAttempt(String messageId, String tenant, Exception failure) {
+        int attempt;
+        try {
+            attempt = recordFailedAttempt(messageId, tenant);
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+            return Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, failure);
+        }
+        if (attempt < maxAttempts) {
+            return Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, failure);
+        }
+        // The handler's exception text may quote the message; the operator gets its type, the caller the exception.
+        log.warn("consumer {} gives up on message {} of tenant {} after {} failed attempts (last: {}); dead-letter it",
+                name, messageId, tenant, attempt, failure.getClass().getName());
+        return Delivery.failed(Delivery.Outcome.DEAD_LETTER, failure);
+    }
+
+    /**
+     * Takes the lowest free attempt slot of this message, each slot a key of its own committed by the
+     * executor, so two instances failing at once take two slots. Returns the slot's number, or
+     * {@code maxAttempts} when all are taken.
+     */
+    private int recordFailedAttempt(String messageId, String tenant) {
+        String prefix = name + ATTEMPT_SEPARATOR + digest(messageId) + ATTEMPT_SEPARATOR;
+        for (int slot = 1; slot <= maxAttempts; slot++) {
+            if (!executor.run(prefix + slot, tenant, Boolean.class, tx -> Boolean.TRUE).replayed()) {
+                return slot;
+            }
+        }
+        return maxAttempts;
+    }
+
+    /** A fixed-length stand-in for the message id, so the attempt key fits whatever the id's length. */
+    private static String digest(String messageId) {
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256").digest(messageId.getBytes(StandardCharsets.UTF_8));
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(hash);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }
     }
 }
