@@ -145,6 +145,9 @@ final class RunCommand implements Callable<Integer> {
                 relay.start();
                 if (sweeper != null) {
                     sweeper.start();
+                    log.info("sweeper: up to {} batches of {} rows of each kind every {}; published events kept {}",
+                            sweepBatches == null ? Sweeper.DEFAULT_MAX_BATCHES_PER_SWEEP : sweepBatches,
+                            sweepBatchSize == null ? Sweeper.DEFAULT_BATCH_SIZE : sweepBatchSize, sweepInterval, publishedRetention);
                 }
                 gauges.scheduleWithFixedDelay(metrics::refresh, 0, 5, TimeUnit.SECONDS);
                 if (httpPort >= 0) {
