@@ -8,8 +8,8 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** Lists dead-lettered outbox events, or puts them back in line for publishing. */
 @Command(name = "dead-letters", mixinStandardHelpOptions = true,

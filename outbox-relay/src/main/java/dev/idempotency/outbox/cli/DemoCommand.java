@@ -22,8 +22,8 @@ import org.jdbi.v3.core.Jdbi;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * Applies the migrations, fires concurrent duplicate "payments" through the executor, and prints

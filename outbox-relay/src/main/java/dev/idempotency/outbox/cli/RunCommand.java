@@ -35,6 +35,11 @@ import sun.misc.Signal;
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
+    /** Sweeper.Builder settings and the flags that set them. */
+    private static final Map<String, String> SWEEPER_FLAGS = Map.of("batchSize", "--sweep-batch-size",
+            "maxBatchesPerSweep", "--sweep-batches", "interval", "--sweep-interval",
+            "publishedEventRetention", "--published-retention");
+
     @Mixin
     DatabaseOptions database;
 
@@ -111,11 +116,6 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--http-port", defaultValue = "${env:OUTBOX_HTTP_PORT:-9464}",
             description = "Port for /metrics and /health; 0 picks a free one, -1 turns them off (env OUTBOX_HTTP_PORT; default: ${DEFAULT-VALUE}).")
     int httpPort;
-
-    /** Sweeper.Builder settings and the flags that set them. */
-    private static final Map<String, String> SWEEPER_FLAGS = Map.of("batchSize", "--sweep-batch-size",
-            "maxBatchesPerSweep", "--sweep-batches", "interval", "--sweep-interval",
-            "publishedEventRetention", "--published-retention");
 
     private final CountDownLatch stopRequested = new CountDownLatch(1);
 
