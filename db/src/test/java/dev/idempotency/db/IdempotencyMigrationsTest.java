@@ -59,14 +59,12 @@ class IdempotencyMigrationsTest {
     @Timeout(30)
     void migratesThroughAPoolOfOneConnectionWithoutWaitingForASecond() throws SQLException {
         try (HikariDataSource pool = poolOfOne()) {
-            long started = System.nanoTime();
+            // A second connection would be refused after 250 ms, failing the migration.
             MigrateResult first = IdempotencyMigrations.migrate(pool, schema.name());
             MigrateResult second = IdempotencyMigrations.migrate(pool, schema.name());
-            long millis = (System.nanoTime() - started) / 1_000_000;
 
             assertTrue(first.migrationsExecuted >= 2, "migrations executed: " + first.migrationsExecuted);
             assertEquals(0, second.migrationsExecuted);
-            assertTrue(millis < 2_000, "two migrations through one connection took " + millis + " ms");
         }
         assertEquals(List.of("idempotency_keys", "idempotency_schema_history", "outbox_events",
                 "outbox_relay_instances", "outbox_relay_partitions"), tables());
