@@ -70,6 +70,19 @@ class CommandLineTest {
     }
 
     @Test
+    void runOnASchemaMissingALaterMigrationsTablesNamesThemAndTheFix() throws Exception {
+        try (TestSchema schema = TestDatabase.get().newSchema("cli_partial", 1)) {
+            schema.execute("CREATE TABLE outbox_events (id bigint PRIMARY KEY); CREATE TABLE idempotency_keys (k text)");
+
+            Outcome run = cli(schema, "run", "--http-port", "-1");
+
+            assertEquals(OutboxRelayCli.EXIT_FIX_AND_RETRY, run.exitCode(), run.all());
+            assertTrue(run.err().startsWith("error: schema \"" + schema.name() + "\" lacks the tables outbox_relay_partitions, "
+                    + "outbox_relay_instances of a later migration: apply the migrations with 'java -jar outbox-relay.jar migrate"), run.err());
+        }
+    }
+
+    @Test
     void runWithTheWrongSchemaNamesTheSchemaThatHoldsTheOutbox() throws Exception {
         try (TestSchema migrated = TestDatabase.get().newSchema("cli_right", 1);
              TestSchema wrong = TestDatabase.get().newSchema("cli_wrong", 1)) {
