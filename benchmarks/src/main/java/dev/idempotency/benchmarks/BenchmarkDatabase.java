@@ -41,7 +41,6 @@ final class BenchmarkDatabase implements AutoCloseable {
     /** Creates the schema, applies the migrations and creates the payments table. */
     static BenchmarkDatabase create(BenchmarkSettings settings) {
         String schema = "idempotency_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        // Flyway holds a second connection while it migrates.
         HikariDataSource admin = newPool(settings, "bench-admin", 2);
         BenchmarkDatabase database = new BenchmarkDatabase(settings, schema, admin);
         try {

@@ -28,8 +28,8 @@ import picocli.CommandLine.Option;
 public final class BenchmarkMain implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BenchmarkMain.class);
 
-    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer",
-            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper",
+            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper (default: ${DEFAULT-VALUE}).")
     List<String> sections;
 
     @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds per cell (default: ${DEFAULT-VALUE}).")
@@ -52,6 +52,10 @@ public final class BenchmarkMain implements Callable<Integer> {
     @Option(names = "--storm-callers", defaultValue = "64",
             description = "Callers racing on one key in the duplicate storm (default: ${DEFAULT-VALUE}).")
     int stormCallers;
+
+    @Option(names = "--sweeper-rows", defaultValue = "500000",
+            description = "Rows past retention each sweeper cell purges, per table (default: ${DEFAULT-VALUE}).")
+    int sweeperRows;
 
     @Option(names = "--jdbc-url", defaultValue = "${env:IDEMPOTENCY_JDBC_URL:-jdbc:postgresql://127.0.0.1:5432/test?user=postgres}",
             description = "PostgreSQL to measure (env IDEMPOTENCY_JDBC_URL; default: ${DEFAULT-VALUE}).")
@@ -144,7 +148,7 @@ public final class BenchmarkMain implements Callable<Integer> {
     public Integer call() throws Exception {
         BenchmarkSettings settings = BenchmarkSettings.builder()
                 .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup).repeat(repeat)
-                .stormCallers(stormCallers).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
+                .stormCallers(stormCallers).sweeperRows(sweeperRows).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
                 .redisUri(redisUrl).pgbenchExecutable(pgbench).markdown(markdown).commandLine(commandLine())
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).partitionKeys(relayKeys)
                         .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)

@@ -23,6 +23,7 @@ final class BenchmarkSettings {
     private final Duration jitWarmup;
     private final int repeat;
     private final int stormCallers;
+    private final int sweeperRows;
     private final String jdbcUrl;
     private final String dbUser;
     private final String dbPassword;
@@ -40,6 +41,7 @@ final class BenchmarkSettings {
         this.jitWarmup = Duration.ofSeconds(b.jitWarmupSeconds);
         this.repeat = b.repeat;
         this.stormCallers = b.stormCallers;
+        this.sweeperRows = b.sweeperRows;
         this.jdbcUrl = b.jdbcUrl;
         this.dbUser = b.dbUser;
         this.dbPassword = b.dbPassword;
@@ -92,6 +94,11 @@ final class BenchmarkSettings {
         return stormCallers;
     }
 
+    /** Rows past retention each sweeper cell purges (section 8). */
+    int sweeperRows() {
+        return sweeperRows;
+    }
+
     String jdbcUrl() {
         return jdbcUrl;
     }
@@ -139,6 +146,7 @@ final class BenchmarkSettings {
         private int jitWarmupSeconds = 20;
         private int repeat = 1;
         private int stormCallers = 64;
+        private int sweeperRows = 500_000;
         private String jdbcUrl = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
         private String dbUser;
         private String dbPassword;
@@ -183,6 +191,11 @@ final class BenchmarkSettings {
 
         Builder stormCallers(int stormCallers) {
             this.stormCallers = stormCallers;
+            return this;
+        }
+
+        Builder sweeperRows(int sweeperRows) {
+            this.sweeperRows = sweeperRows;
             return this;
         }
 
@@ -260,6 +273,9 @@ final class BenchmarkSettings {
             if (stormCallers < 2 || stormCallers > MAX_STORM_CALLERS) {
                 throw new IllegalArgumentException("stormCallers must be between 2 and " + MAX_STORM_CALLERS
                         + " (was " + stormCallers + ")");
+            }
+            if (sweeperRows < 1 || sweeperRows > 100_000_000) {
+                throw new IllegalArgumentException("sweeperRows must be between 1 and 100000000 (was " + sweeperRows + ")");
             }
             if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
                 throw new IllegalArgumentException("jdbcUrl must be a jdbc:postgresql: URL (was " + jdbcUrl + ")");

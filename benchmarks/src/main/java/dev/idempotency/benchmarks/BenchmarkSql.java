@@ -40,6 +40,36 @@ final class BenchmarkSql {
             SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
                    - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')""";
 
+    // ---- section 8, the sweeper ---------------------------------------------------------------
+
+    /**
+     * :rows events published 25 hours ago (past the default 24 h retention), one per microsecond,
+     * and :liveRows published an hour ago that the sweeper must keep.
+     */
+    static final String FILL_PUBLISHED_EVENTS = """
+            INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, status, published_at, created_at)
+            SELECT 't1', 'payments', (g % 10000)::text, jsonb_build_object('seq', g), 'published',
+                   CASE WHEN g <= :rows THEN now() - interval '25 hours' + g * interval '1 microsecond'
+                        ELSE now() - interval '1 hour' END,
+                   now() - interval '25 hours'
+            FROM generate_series(1, :rows + :liveRows) AS g""";
+
+    /** :rows completed keys that expired an hour ago, and :liveRows that expire in an hour, which the sweeper must keep. */
+    static final String FILL_EXPIRED_KEYS = """
+            INSERT INTO <schema>.idempotency_keys (tenant_id, idempotency_key, status, result, expires_at)
+            SELECT 't1', 'key-' || g, 'completed', jsonb_build_object('paymentId', g),
+                   CASE WHEN g <= :rows THEN now() - interval '1 hour' + g * interval '1 microsecond'
+                        ELSE now() + interval '1 hour' END
+            FROM generate_series(1, :rows + :liveRows) AS g""";
+
+    /** Fresh statistics and visibility map after a fill, as the sweeper meets a table in steady state. */
+    static final String VACUUM_SWEPT_TABLES = "VACUUM (ANALYZE) <schema>.outbox_events, <schema>.idempotency_keys";
+
+    /** Rows left in each table after a sweep cell, to prove it purged the old and kept the live. */
+    static final String COUNT_SWEPT_TABLES = """
+            SELECT (SELECT count(*) FROM <schema>.outbox_events) AS events,
+                   (SELECT count(*) FROM <schema>.idempotency_keys) AS keys""";
+
     private BenchmarkSql() {
     }
 

@@ -11,7 +11,8 @@ final class Sections {
             new DuplicateStorm(),
             new RelayThroughput(),
             new RelayLatency(),
-            new PeerOutbox());
+            new PeerOutbox(),
+            new SweeperThroughput());
 
     private Sections() {
     }

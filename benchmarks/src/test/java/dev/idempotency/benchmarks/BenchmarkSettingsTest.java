@@ -13,7 +13,7 @@ class BenchmarkSettingsTest {
     @Test
     void defaultsRunEverySectionAtOneEightAndThirtyTwoCallers() {
         BenchmarkSettings settings = BenchmarkSettings.builder().build();
-        assertEquals(List.of("pgbench", "overhead", "redis", "storm", "relay", "latency", "peer"), settings.sections());
+        assertEquals(List.of("pgbench", "overhead", "redis", "storm", "relay", "latency", "peer", "sweeper"), settings.sections());
         assertEquals(List.of(1, 8, 32), settings.callers());
         assertEquals(10, settings.window().toSeconds());
         assertEquals(64, settings.stormCallers());
@@ -35,6 +35,7 @@ class BenchmarkSettingsTest {
         assertMessage("repeat", BenchmarkSettings.builder().repeat(0));
         assertMessage("callers", BenchmarkSettings.builder().callers(List.of(1, 65)));
         assertMessage("stormCallers", BenchmarkSettings.builder().stormCallers(91));
+        assertMessage("sweeperRows", BenchmarkSettings.builder().sweeperRows(0));
         assertMessage("sections", BenchmarkSettings.builder().sections(List.of("nosuch")));
         assertMessage("jdbcUrl", BenchmarkSettings.builder().jdbcUrl("jdbc:mysql://localhost/test"));
         assertMessage("redisUri", BenchmarkSettings.builder().redisUri("http://127.0.0.1:6379"));

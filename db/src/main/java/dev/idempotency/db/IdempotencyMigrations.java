@@ -4,7 +4,9 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 
 /**
  * Applies the library's tables (idempotency keys, outbox) to a schema of your choice, with a Flyway
@@ -15,6 +17,11 @@ import org.flywaydb.core.api.output.MigrateResult;
  * scripts create their tables in Flyway's default schema. Their version numbers then share your
  * history table, which is why the separate history of {@link #migrate(DataSource, String)} is the
  * default advice.
+ *
+ * <p>Migrating takes one connection from the data source and nothing more, so it works on a pool of
+ * any size, including one. Concurrent migrations of the same database wait for each other on a
+ * session-level advisory lock; run them against PostgreSQL directly or through a pooler in session
+ * mode, not through PgBouncer in transaction mode (Flyway also sets the session's search path).
  */
 public final class IdempotencyMigrations {
     /** Where the migration scripts are on the classpath. */
@@ -47,7 +54,7 @@ public final class IdempotencyMigrations {
             throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
                     + SCHEMA_NAME.pattern() + " (was " + schema + ")");
         }
-        return Flyway.configure(IdempotencyMigrations.class.getClassLoader())
+        FluentConfiguration configuration = Flyway.configure(IdempotencyMigrations.class.getClassLoader())
                 .dataSource(dataSource)
                 .locations(LOCATION)
                 .schemas(schema)
@@ -55,7 +62,11 @@ public final class IdempotencyMigrations {
                 .table(HISTORY_TABLE)
                 // The schema may already hold the user's own tables: start our history at 0 beside them.
                 .baselineOnMigrate(true)
-                .baselineVersion("0")
-                .load();
+                .baselineVersion("0");
+        // Flyway's default PostgreSQL lock is a transaction-level lock held open on one connection
+        // while the scripts run on a second: on a pool of one it waits out the pool's timeout and
+        // leaves an empty history table behind. A session-level lock lets everything run on one.
+        configuration.getPluginRegister().getExact(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        return configuration.load();
     }
 }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.sql.Connection;
@@ -12,10 +14,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class IdempotencyMigrationsTest {
     private TestSchema schema;
@@ -51,6 +56,39 @@ class IdempotencyMigrationsTest {
     }
 
     @Test
+    @Timeout(30)
+    void migratesThroughAPoolOfOneConnectionWithoutWaitingForASecond() throws SQLException {
+        try (HikariDataSource pool = poolOfOne()) {
+            // A second connection would be refused after 250 ms, failing the migration.
+            MigrateResult first = IdempotencyMigrations.migrate(pool, schema.name());
+            MigrateResult second = IdempotencyMigrations.migrate(pool, schema.name());
+
+            assertTrue(first.migrationsExecuted >= 2, "migrations executed: " + first.migrationsExecuted);
+            assertEquals(0, second.migrationsExecuted);
+        }
+        assertEquals(List.of("idempotency_keys", "idempotency_schema_history", "outbox_events",
+                "outbox_relay_instances", "outbox_relay_partitions"), tables());
+    }
+
+    @Test
+    @Timeout(30)
+    void completesASchemaThatAnEarlierMigrateLeftWithAnEmptyHistoryTable() throws SQLException {
+        try (HikariDataSource pool = poolOfOne()) {
+            // What releases before the fix left behind: Flyway's default two-connection lock on a pool of one.
+            assertThrows(FlywayException.class, () -> Flyway.configure(IdempotencyMigrations.class.getClassLoader())
+                    .dataSource(pool).locations(IdempotencyMigrations.LOCATION).schemas(schema.name())
+                    .defaultSchema(schema.name()).table(IdempotencyMigrations.HISTORY_TABLE)
+                    .baselineOnMigrate(true).baselineVersion("0").load().migrate());
+            assertEquals(List.of("idempotency_schema_history"), tables());
+
+            MigrateResult result = IdempotencyMigrations.migrate(pool, schema.name());
+
+            assertTrue(result.migrationsExecuted >= 2, "migrations executed: " + result.migrationsExecuted);
+        }
+        assertTrue(tables().containsAll(List.of("idempotency_keys", "outbox_events", "outbox_relay_partitions")), tables().toString());
+    }
+
+    @Test
     void leavesTheUsersOwnTablesInTheSameSchemaAlone() throws SQLException {
         schema.execute("CREATE TABLE payments (id int PRIMARY KEY, amount int); INSERT INTO payments VALUES (1, 100)");
 
@@ -78,6 +116,23 @@ class IdempotencyMigrationsTest {
         assertThrows(SQLException.class, () -> execute(
                 "INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) VALUES ('t', '', 'p', '{}')"));
         assertEquals(0, count("SELECT count(*) FROM idempotency_keys"));
+    }
+
+    /** A pool of exactly one connection that gives up on a second within 250 ms, as a small CLI pool would. */
+    private static HikariDataSource poolOfOne() {
+        TestDatabase database = TestDatabase.get();
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(database.url());
+        if (database.user() != null) {
+            config.setUsername(database.user());
+        }
+        if (database.password() != null) {
+            config.setPassword(database.password());
+        }
+        config.setMaximumPoolSize(1);
+        config.setConnectionTimeout(250);
+        config.setPoolName("migrate-pool-of-one");
+        return new HikariDataSource(config);
     }
 
     private void insertKey(String tenant, String key) throws SQLException {

@@ -23,6 +23,17 @@ import org.slf4j.LoggerFactory;
 public final class Sweeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
 
+    /**
+     * Rows per statement unless {@link Builder#batchSize} says otherwise. With the other defaults a
+     * sweep purges up to 5,000,000 rows of each kind; measured (benchmarks, section 8) that sustains
+     * well over the 19,000 events/s three relays publish on a 2-core machine.
+     */
+    public static final int DEFAULT_BATCH_SIZE = 5000;
+    /** Batches of each kind per sweep unless {@link Builder#maxBatchesPerSweep} says otherwise. */
+    public static final int DEFAULT_MAX_BATCHES_PER_SWEEP = 1000;
+    /** Pause between sweeps unless {@link Builder#interval} says otherwise. */
+    public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
+
     /** What one sweep changed. */
     public record Result(int leasesFailed, int keysPurged, int eventsPurged) {
     }
@@ -35,6 +46,8 @@ public final class Sweeper implements AutoCloseable {
     private final Duration interval;
     private final double publishedEventRetentionSeconds;
     private ScheduledExecutorService scheduler;
+    /** Set by {@link #close()}: a long sweep under way stops after its current batch. */
+    private volatile boolean closed;
 
     private Sweeper(Builder builder) {
         this.jdbi = builder.jdbi;
@@ -46,7 +59,7 @@ public final class Sweeper implements AutoCloseable {
         this.publishedEventRetentionSeconds = builder.publishedEventRetention.toMillis() / 1000.0;
     }
 
-    /** A sweeper on {@code dataSource}, with defaults: schema {@code idempotency}, batches of 1,000, every 30 s. */
+    /** A sweeper on {@code dataSource}, with defaults: schema {@code idempotency}, up to 1,000 batches of 5,000 rows of each kind every 30 s. */
     public static Builder builder(DataSource dataSource) {
         return new Builder(RedactedErrors.withoutArgumentsInMessages(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource"))));
     }
@@ -76,7 +89,7 @@ public final class Sweeper implements AutoCloseable {
 
     private int repeat(String statement, boolean withEventRetention) {
         int total = 0;
-        for (int batch = 0; batch < maxBatches; batch++) {
+        for (int batch = 0; batch < maxBatches && !closed; batch++) {
             int changed = jdbi.withHandle(h -> {
                 var update = h.createUpdate(statement).bind("batchSize", batchSize);
                 if (withEventRetention) {
@@ -97,6 +110,9 @@ public final class Sweeper implements AutoCloseable {
         if (scheduler != null) {
             throw new IllegalStateException("this sweeper is already running");
         }
+        if (closed) {
+            throw new IllegalStateException("this sweeper was closed; build a new one");
+        }
         scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "idempotency-sweeper");
             thread.setDaemon(true);
@@ -116,9 +132,10 @@ public final class Sweeper implements AutoCloseable {
         }
     }
 
-    /** Stops the schedule, letting a sweep under way finish its current batch. */
+    /** Stops the schedule, letting a sweep under way finish its current batch; a closed sweeper sweeps no more. */
     @Override
     public synchronized void close() {
+        closed = true;
         if (scheduler != null) {
             scheduler.shutdown();
             try {
@@ -137,9 +154,9 @@ public final class Sweeper implements AutoCloseable {
     public static final class Builder {
         private final Jdbi jdbi;
         private String schema = "idempotency";
-        private int batchSize = 1000;
-        private int maxBatchesPerSweep = 100;
-        private Duration interval = Duration.ofSeconds(30);
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private int maxBatchesPerSweep = DEFAULT_MAX_BATCHES_PER_SWEEP;
+        private Duration interval = DEFAULT_INTERVAL;
         private Duration publishedEventRetention = Duration.ofHours(24);
 
         private Builder(Jdbi jdbi) {

@@ -7,6 +7,7 @@ import dev.idempotency.core.Outcome;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,7 +21,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Jdbi;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * Applies the migrations, fires concurrent duplicate "payments" through the executor, and prints
@@ -35,6 +38,9 @@ final class DemoCommand implements Callable<Integer> {
 
     @Mixin
     DatabaseOptions database;
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--payments", defaultValue = "200", description = "Distinct payments (default: ${DEFAULT-VALUE}).")
     int payments;
@@ -107,17 +113,19 @@ final class DemoCommand implements Callable<Integer> {
             long pending = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM \"" + database.schema
                     + "\".outbox_events WHERE status = 'pending'").mapTo(Long.class).one());
 
-            System.out.printf("demo run %s against %s (schema %s)%n", run, database.jdbcUrl, database.schema);
-            System.out.printf("  requests sent            %6d  (%d payments x %d copies, %d threads, %d ms)%n",
+            PrintWriter out = spec.commandLine().getOut();
+            // The URL may carry a password (password=...); what is printed ends up in terminals and CI logs.
+            out.printf("demo run %s against %s (schema %s)%n", run, JdbcUrls.redacted(database.jdbcUrl), database.schema);
+            out.printf("  requests sent            %6d  (%d payments x %d copies, %d threads, %d ms)%n",
                     requests.size(), payments, copies, threads, millis);
-            System.out.printf("  callback executions      %6d%n", executions.get());
-            System.out.printf("  replays                  %6d%n", replays.get());
-            System.out.printf("  in progress (HTTP 409)   %6d%n", inProgress.get());
-            System.out.printf("  payment rows written     %6d%n", paymentRows);
-            System.out.printf("  outbox events written    %6d  (%d pending in the outbox for the relay)%n", outboxRows, pending);
+            out.printf("  callback executions      %6d%n", executions.get());
+            out.printf("  replays                  %6d%n", replays.get());
+            out.printf("  in progress (HTTP 409)   %6d%n", inProgress.get());
+            out.printf("  payment rows written     %6d%n", paymentRows);
+            out.printf("  outbox events written    %6d  (%d pending in the outbox for the relay)%n", outboxRows, pending);
             boolean exact = executions.get() == payments && paymentRows == payments && outboxRows == payments
                     && executions.get() + replays.get() + inProgress.get() == requests.size();
-            System.out.println(exact ? "  every payment charged exactly once" : "  MISMATCH: see the counts above");
+            out.println(exact ? "  every payment charged exactly once" : "  MISMATCH: see the counts above");
             return exact ? 0 : 1;
         }
     }

@@ -1,5 +1,8 @@
 package dev.idempotency.outbox.cli;
 
+import com.zaxxer.hikari.pool.HikariPool;
+import dev.idempotency.core.SchemaNotMigratedException;
+import dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException;
 import dev.idempotency.outbox.OutboxSchemaException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -9,17 +12,32 @@ import picocli.CommandLine.Command;
         description = "Exactly-once effects on PostgreSQL: the outbox relay process and a demo.",
         subcommands = {DemoCommand.class, RunCommand.class, MigrateCommand.class, DeadLettersCommand.class})
 public final class OutboxRelayCli {
+    /** Exit code when a setting, or the database's state, must be fixed before the command can run. */
+    static final int EXIT_FIX_AND_RETRY = 2;
+    /** Exit code when the database could not be reached. */
+    static final int EXIT_NO_DATABASE = 1;
 
     public static void main(String[] args) {
-        CommandLine commandLine = new CommandLine(new OutboxRelayCli())
-                .setExecutionExceptionHandler((error, command, parsed) -> {
-                    // A bad setting or schema is the operator's to fix: say which, without a stack trace.
-                    if (error instanceof IllegalArgumentException || error instanceof OutboxSchemaException) {
-                        command.getErr().println("error: " + error.getMessage());
-                        return 2;
-                    }
-                    throw error;
-                });
-        System.exit(commandLine.execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line with its error handling: what {@link #main} runs, and what tests run in-process. */
+    static CommandLine commandLine() {
+        return new CommandLine(new OutboxRelayCli()).setExecutionExceptionHandler((error, command, parsed) -> {
+            // What the operator must fix is in the message; a stack trace would only hide it.
+            if (error instanceof IllegalArgumentException || error instanceof SchemaNotReadyException
+                    || error instanceof OutboxSchemaException || error instanceof SchemaNotMigratedException
+                    || error instanceof PoolerBreaksPreparedStatementsException) {
+                command.getErr().println("error: " + error.getMessage());
+                return EXIT_FIX_AND_RETRY;
+            }
+            if (error instanceof HikariPool.PoolInitializationException) {
+                Throwable cause = error.getCause() == null ? error : error.getCause();
+                command.getErr().println("error: cannot connect to the database: " + cause.getMessage()
+                        + " (check --jdbc-url, --db-user and --db-password)");
+                return EXIT_NO_DATABASE;
+            }
+            throw error;
+        });
     }
 }

@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -33,6 +34,11 @@ import sun.misc.Signal;
         description = "Run the outbox relay and the sweeper until stopped (SIGTERM / Ctrl-C).")
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+
+    /** Sweeper.Builder settings and the flags that set them. */
+    private static final Map<String, String> SWEEPER_FLAGS = Map.of("batchSize", "--sweep-batch-size",
+            "maxBatchesPerSweep", "--sweep-batches", "interval", "--sweep-interval",
+            "publishedEventRetention", "--published-retention");
 
     @Mixin
     DatabaseOptions database;
@@ -84,12 +90,22 @@ final class RunCommand implements Callable<Integer> {
     Duration idlePollMax;
 
     @Option(names = "--sweep-interval", defaultValue = "${env:OUTBOX_SWEEP_INTERVAL:-30s}", converter = DurationConverter.class,
-            description = "Pause between sweeps (env OUTBOX_SWEEP_INTERVAL; default: ${DEFAULT-VALUE}).")
+            description = "Pause between sweeps, at least 10ms (env OUTBOX_SWEEP_INTERVAL; default: ${DEFAULT-VALUE}).")
     Duration sweepInterval;
 
     @Option(names = "--published-retention", defaultValue = "${env:OUTBOX_PUBLISHED_RETENTION:-24h}", converter = DurationConverter.class,
             description = "How long published events are kept (env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
     Duration publishedRetention;
+
+    @Option(names = "--sweep-batch-size", defaultValue = "${env:OUTBOX_SWEEP_BATCH_SIZE}",
+            description = "Rows the sweeper deletes per statement, 1 to 100000 (env OUTBOX_SWEEP_BATCH_SIZE; default: "
+                    + Sweeper.DEFAULT_BATCH_SIZE + ").")
+    Integer sweepBatchSize;
+
+    @Option(names = "--sweep-batches", defaultValue = "${env:OUTBOX_SWEEP_BATCHES}",
+            description = "Most batches of each kind per sweep, 1 to 100000 (env OUTBOX_SWEEP_BATCHES; default: "
+                    + Sweeper.DEFAULT_MAX_BATCHES_PER_SWEEP + ").")
+    Integer sweepBatches;
 
     @Option(names = "--no-sweeper", description = "Run the relay only (another process sweeps).")
     boolean noSweeper;
@@ -111,14 +127,15 @@ final class RunCommand implements Callable<Integer> {
         OutboxRelayConfig relayConfig = relayConfig();
         try (HikariDataSource pool = database.pool("outbox-relay", 6);
              Publisher sink = Publishers.create(publisher, settings)) {
+            Sweeper sweeper = noSweeper ? null : sweeper(pool);
             if (migrate) {
                 IdempotencyMigrations.migrate(pool, database.schema);
             }
+            RequiredTables.require(pool, database.schema, noSweeper ? RequiredTables.RELAY
+                    : Stream.concat(RequiredTables.RELAY.stream(), RequiredTables.SWEEPER.stream()).toList());
             OutboxBacklog backlog = new OutboxBacklog(pool, database.schema);
             RelayMetrics metrics = new RelayMetrics(backlog, new OutboxDeadLetters(pool, database.schema));
             OutboxRelay relay = new OutboxRelay(pool, sink, relayConfig, metrics);
-            Sweeper sweeper = noSweeper ? null : Sweeper.builder(pool).schema(database.schema)
-                    .interval(sweepInterval).publishedEventRetention(publishedRetention).build();
             ScheduledExecutorService gauges = Executors.newSingleThreadScheduledExecutor(runnable -> {
                 Thread thread = new Thread(runnable, "outbox-relay-gauges");
                 thread.setDaemon(true);
@@ -129,6 +146,9 @@ final class RunCommand implements Callable<Integer> {
                 relay.start();
                 if (sweeper != null) {
                     sweeper.start();
+                    log.info("sweeper: up to {} batches of {} rows of each kind every {}; published events kept {}",
+                            sweepBatches == null ? Sweeper.DEFAULT_MAX_BATCHES_PER_SWEEP : sweepBatches,
+                            sweepBatchSize == null ? Sweeper.DEFAULT_BATCH_SIZE : sweepBatchSize, sweepInterval, publishedRetention);
                 }
                 gauges.scheduleWithFixedDelay(metrics::refresh, 0, 5, TimeUnit.SECONDS);
                 if (httpPort >= 0) {
@@ -186,6 +206,33 @@ final class RunCommand implements Callable<Integer> {
         return builder.build();
     }
 
+    /** The sweeper as the flags set it; a refused setting is reported by its flag's name. */
+    private Sweeper sweeper(HikariDataSource pool) {
+        Sweeper.Builder builder = Sweeper.builder(pool).schema(database.schema)
+                .interval(sweepInterval).publishedEventRetention(publishedRetention);
+        if (sweepBatchSize != null) {
+            builder.batchSize(sweepBatchSize);
+        }
+        if (sweepBatches != null) {
+            builder.maxBatchesPerSweep(sweepBatches);
+        }
+        try {
+            return builder.build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(flagNamed(e.getMessage()), e);
+        }
+    }
+
+    /** The builder's message with its setting's name replaced by the flag that sets it. */
+    private static String flagNamed(String message) {
+        for (Map.Entry<String, String> setting : SWEEPER_FLAGS.entrySet()) {
+            if (message.startsWith(setting.getKey() + " ")) {
+                return setting.getValue() + message.substring(setting.getKey().length());
+            }
+        }
+        return message;
+    }
+
     private static Map<String, String> environmentPublisherSettings() {
         Map<String, String> settings = new LinkedHashMap<>();
         String pairs = System.getenv("OUTBOX_PUBLISHER_SETTINGS");
@@ -208,9 +255,7 @@ final class RunCommand implements Callable<Integer> {
 
     private static StatusServer.Health health(OutboxRelay relay, RelayMetrics metrics) {
         boolean databaseAnswers = metrics.freshWithin(Duration.ofSeconds(30));
-        String json = "{\"status\":\"" + (databaseAnswers ? "UP" : "DOWN") + "\",\"instance\":\"" + relay.instanceId()
-                + "\",\"database\":" + databaseAnswers + ",\"partitions\":" + relay.heldPartitions().size() + "}";
-        return new StatusServer.Health(databaseAnswers, json);
+        return StatusServer.Health.ofRelay(databaseAnswers, relay.instanceId(), relay.heldPartitions().size());
     }
 
     /** Turns the signal into a graceful stop, so the process exits 0 instead of the JVM's 143. */

@@ -1,5 +1,8 @@
 package dev.idempotency.outbox.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -13,6 +16,21 @@ import java.util.function.Supplier;
 final class StatusServer implements AutoCloseable {
     /** A health verdict and the one-line JSON body that explains it. */
     record Health(boolean healthy, String json) {
+        private static final ObjectMapper JSON = new ObjectMapper();
+
+        /** A relay's verdict: UP while its database answers. Jackson writes the body, so any instance id is escaped. */
+        static Health ofRelay(boolean databaseAnswers, String instanceId, int heldPartitions) {
+            ObjectNode body = JSON.createObjectNode()
+                    .put("status", databaseAnswers ? "UP" : "DOWN")
+                    .put("instance", instanceId)
+                    .put("database", databaseAnswers)
+                    .put("partitions", heldPartitions);
+            try {
+                return new Health(databaseAnswers, JSON.writeValueAsString(body));
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("could not write the health body", e);
+            }
+        }
     }
 
     private final HttpServer server;

@@ -3,6 +3,7 @@ package dev.idempotency.outbox.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.io.BufferedReader;
@@ -31,7 +32,10 @@ class RelayProcessTest {
     @Test
     void theProcessMigratesPublishesServesMetricsAndHealthAndExitsZeroOnSigterm() throws Exception {
         try (TestSchema schema = TestDatabase.get().newSchema("process", 2)) {
-            Process process = start(schema, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms");
+            // An id with a quote and a backslash: /health must still be valid JSON that carries it as given.
+            String instance = "relay \"one\" \\ 1";
+            Process process = start(schema, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms",
+                    "--instance-id", instance);
             try {
                 String base = awaitMetricsUrl(process);
                 Jdbi jdbi = Jdbi.create(schema.dataSource());
@@ -46,6 +50,7 @@ class RelayProcessTest {
                         HttpResponse.BodyHandlers.ofString());
                 assertEquals(200, health.statusCode(), health.body());
                 assertTrue(health.body().contains("\"status\":\"UP\""), health.body());
+                assertEquals(instance, new ObjectMapper().readTree(health.body()).get("instance").asText(), health.body());
                 assertTrue(metrics.body().contains("outbox_events_published_total 20.0"), metrics.body());
                 assertTrue(metrics.body().contains("outbox_commit_to_publish_seconds_bucket"), metrics.body());
                 assertTrue(metrics.body().contains("outbox_backlog_events"), metrics.body());
