@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.io.BufferedReader;
@@ -79,6 +80,26 @@ class RelayProcessTest {
             assertEquals(2, process.exitValue());
             assertTrue(output.toString().contains("error: unknown publisher 'carrier-pigeon'"), output.toString());
             assertTrue(!output.toString().contains("\tat "), "no stack trace:\n" + output);
+        }
+    }
+
+    @Test
+    void runOnAnOutboxWhoseIdSequenceCachesIdsExitsWithTheAlterStatementThatFixesIt() throws Exception {
+        try (TestSchema schema = TestDatabase.get().newSchema("process_cache", 2)) {
+            IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+            schema.execute("ALTER TABLE outbox_events ALTER COLUMN id SET CACHE 20");
+
+            Process process = start(schema, "run", "--http-port", "-1");
+            StringBuilder output = new StringBuilder();
+            CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> readAll(process, output));
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the process did not exit");
+            reader.get(10, TimeUnit.SECONDS);
+
+            String text = output.toString();
+            assertEquals(2, process.exitValue(), text);
+            assertTrue(text.contains("error: outbox relay not started: the id sequence ") && text.contains(
+                    "fix: ALTER TABLE \"" + schema.name() + "\".outbox_events ALTER COLUMN id SET CACHE 1"), text);
+            assertTrue(!text.contains("\tat "), "no stack trace:\n" + text);
         }
     }
 
