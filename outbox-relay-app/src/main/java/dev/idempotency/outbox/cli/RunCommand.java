@@ -135,7 +135,7 @@ final class RunCommand implements Callable<Integer> {
                     : Stream.concat(RequiredTables.RELAY.stream(), RequiredTables.SWEEPER.stream()).toList());
             OutboxBacklog backlog = new OutboxBacklog(pool, database.schema);
             RelayMetrics metrics = new RelayMetrics(backlog, new OutboxDeadLetters(pool, database.schema));
-            OutboxRelay relay = new OutboxRelay(pool, sink, relayConfig, metrics);
+            OutboxRelay relay = new OutboxRelay(pool, sink, relayConfig, metrics.listener());
             ScheduledExecutorService gauges = Executors.newSingleThreadScheduledExecutor(runnable -> {
                 Thread thread = new Thread(runnable, "outbox-relay-gauges");
                 thread.setDaemon(true);
