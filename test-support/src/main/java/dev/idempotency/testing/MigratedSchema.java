@@ -118,7 +118,7 @@ public final class MigratedSchema implements BeforeAllCallback, AfterAllCallback
         try {
             migration.apply(created.dataSource(), created.name());
             afterMigration.forEach(created::execute);
-        } catch (Exception | Error e) {
+        } catch (Exception | AssertionError e) {
             created.close();
             throw new IllegalStateException("could not prepare test schema " + created.name() + ": " + e, e);
         }
