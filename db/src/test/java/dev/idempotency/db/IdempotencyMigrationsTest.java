@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.testing.MigratedSchema;
 import dev.idempotency.testing.TestDatabase;
-import dev.idempotency.testing.TestSchema;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -17,23 +17,14 @@ import java.util.List;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
 import org.flywaydb.core.api.output.MigrateResult;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class IdempotencyMigrationsTest {
-    private TestSchema schema;
-
-    @BeforeEach
-    void newSchema() {
-        schema = TestDatabase.get().newSchema("migrations", 2);
-    }
-
-    @AfterEach
-    void dropSchema() {
-        schema.close();
-    }
+    /** An empty schema for each test: the tests migrate it themselves. */
+    @RegisterExtension
+    final MigratedSchema schema = MigratedSchema.builder(MigratedSchema.Migration.NONE).prefix("migrations").poolSize(2).build();
 
     @Test
     void createsTheKeysAndOutboxTablesInTheNamedSchema() throws SQLException {

@@ -10,10 +10,10 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bad input the executor-level tests do not cover: a callback that closes the executor's handle or
@@ -22,18 +22,13 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class CallbackClosesHandleTest {
-    private static FaultDatabase db;
+    @RegisterExtension
+    static final FaultDatabase db = FaultDatabase.perClass();
     private static PostgresIdempotentExecutor executor;
 
     @BeforeAll
     static void setUp() {
-        db = FaultDatabase.onSharedServer("fault_close_handle");
         executor = db.executor("callers", 2, () -> { });
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     @Test

@@ -5,75 +5,104 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.testing.MigratedSchema;
 import dev.idempotency.testing.TestDatabase;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
-import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A schema of one test's own, with the library's tables, the business tables the workload writes
  * ({@code effects}, deliberately without a unique key so a double execution shows as two rows, and
  * {@code hot_rows} for deadlocks), and small pools whose connections carry an application name per
- * role, so a fault injector can find and kill exactly the connections of one role.
+ * role, so a fault injector can find and kill exactly the connections of one role. Built on
+ * {@link MigratedSchema}; register it with {@code @RegisterExtension static final FaultDatabase db =
+ * FaultDatabase.perClass();} or, inside one test, open it with {@link #onSharedServer} and close it.
  */
-final class FaultDatabase implements AutoCloseable {
+final class FaultDatabase implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
     static final String BUSINESS_TABLES = "CREATE TABLE effects (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
             + "tenant_id text NOT NULL, request_key text NOT NULL); "
             + "CREATE TABLE hot_rows (id int PRIMARY KEY, n bigint NOT NULL); "
             + "INSERT INTO hot_rows VALUES (1, 0), (2, 0)";
 
-    private final String url;
-    private final String user;
-    private final String password;
-    private final String schema;
+    private final TestDatabase server;
+    private final MigratedSchema schema;
     private final List<HikariDataSource> pools = new ArrayList<>();
-    private final HikariDataSource admin;
-    private final Jdbi jdbi;
+    private Jdbi jdbi;
 
-    private FaultDatabase(String url, String user, String password, String prefix) {
-        this.url = url;
-        this.user = user;
-        this.password = password;
-        this.schema = prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        execute("CREATE SCHEMA " + schema);
-        this.admin = pool("admin", 2);
-        IdempotencyMigrations.migrate(admin, schema);
-        this.jdbi = Jdbi.create(admin);
-        jdbi.useHandle(h -> h.createScript(BUSINESS_TABLES).execute());
+    private FaultDatabase(TestDatabase server, String prefix) {
+        this.server = server;
+        MigratedSchema.Builder builder = MigratedSchema.builder(IdempotencyMigrations::migrate)
+                .afterMigration(BUSINESS_TABLES).poolSize(1);
+        if (server != null) {
+            builder.server(server);
+        }
+        if (prefix != null) {
+            builder.prefix(prefix);
+        }
+        this.schema = builder.build();
     }
 
-    /** A schema on the shared test server ({@link TestDatabase}). */
+    /** A schema on the shared test server, made when JUnit starts the class: register it as an extension. */
+    static FaultDatabase perClass() {
+        return new FaultDatabase(null, null);
+    }
+
+    /** A schema on the shared test server ({@link TestDatabase}), made now; the caller closes it. */
     static FaultDatabase onSharedServer(String prefix) {
-        TestDatabase database = TestDatabase.get();
-        return new FaultDatabase(database.url(), database.user(), database.password(), prefix);
+        return new FaultDatabase(null, prefix).start();
     }
 
-    /** A schema on a server of the test's own (e.g. {@link PrivatePostgres}). */
+    /** A schema on a server of the test's own (e.g. {@link PrivatePostgres}), made now. */
     static FaultDatabase on(String url, String prefix) {
-        return new FaultDatabase(url, null, null, prefix);
+        return new FaultDatabase(TestDatabase.at(url, null, null), prefix).start();
+    }
+
+    private FaultDatabase start() {
+        schema.start();
+        return started();
+    }
+
+    private FaultDatabase started() {
+        this.jdbi = Jdbi.create(pool("admin", 2));
+        return this;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        schema.beforeAll(context);
+        started();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
+    }
+
+    private TestDatabase server() {
+        return server != null ? server : TestDatabase.get();
     }
 
     String schema() {
-        return schema;
+        return schema.name();
     }
 
     String url() {
-        return url;
+        return server().url();
     }
 
     String user() {
-        return user;
+        return server().user();
     }
 
     String password() {
-        return password;
+        return server().password();
     }
 
     /** Jdbi on a small pool for setup and accounting, never a target of faults. */
@@ -83,7 +112,7 @@ final class FaultDatabase implements AutoCloseable {
 
     /** The application name the connections of {@code role} carry in pg_stat_activity. */
     String applicationName(String role) {
-        return schema + "-" + role;
+        return schema.name() + "-" + role;
     }
 
     /**
@@ -96,17 +125,7 @@ final class FaultDatabase implements AutoCloseable {
 
     /** As {@link #pool(String, int)}, with the time a caller waits for a free connection. */
     HikariDataSource pool(String role, int size, long connectionTimeoutMillis) {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
-        if (user != null) {
-            config.setUsername(user);
-        }
-        if (password != null) {
-            config.setPassword(password);
-        }
-        config.setSchema(schema);
-        config.setMaximumPoolSize(size);
-        config.setMinimumIdle(0);
+        HikariConfig config = server().poolConfig(schema.name(), size);
         config.setConnectionTimeout(connectionTimeoutMillis);
         config.setInitializationFailTimeout(-1);
         config.setPoolName(applicationName(role));
@@ -125,29 +144,18 @@ final class FaultDatabase implements AutoCloseable {
 
     PostgresIdempotentExecutor executor(javax.sql.DataSource pool, Runnable afterOutboxCommit) {
         return PostgresIdempotentExecutor.builder(pool)
-                .config(IdempotencyConfig.builder().schema(schema).waitBudget(Duration.ofSeconds(2)).build())
+                .config(IdempotencyConfig.builder().schema(schema.name()).waitBudget(Duration.ofSeconds(2)).build())
                 .afterOutboxCommit(afterOutboxCommit)
                 .build();
     }
 
     /** Runs {@code sql} on a fresh connection outside every pool. */
     void execute(String sql) {
-        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        } catch (SQLException e) {
-            throw new IllegalStateException("could not run [" + sql + "]: " + e.getMessage(), e);
-        }
+        server().execute(sql);
     }
 
     Connection connect() throws SQLException {
-        Properties properties = new Properties();
-        if (user != null) {
-            properties.setProperty("user", user);
-        }
-        if (password != null) {
-            properties.setProperty("password", password);
-        }
-        return DriverManager.getConnection(url, properties);
+        return server().connect();
     }
 
     @Override
@@ -156,7 +164,7 @@ final class FaultDatabase implements AutoCloseable {
             pools.forEach(HikariDataSource::close);
         }
         try {
-            execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            schema.close();
         } catch (IllegalStateException e) {
             // The server may already be gone (a private one); nothing is left to clean.
         }

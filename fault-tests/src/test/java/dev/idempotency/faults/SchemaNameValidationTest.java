@@ -13,10 +13,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 
 /**
@@ -30,17 +29,8 @@ class SchemaNameValidationTest {
             "", " ", "Public", "a-b", "1abc", "schema name", "x\"; DROP SCHEMA public CASCADE; --",
             "\"quoted\"", "x;y", "über", "tab\tname", "nul\u0000", "a".repeat(64), "public.other");
 
-    private static FaultDatabase db;
-
-    @BeforeAll
-    static void setUp() {
-        db = FaultDatabase.onSharedServer("fault_schema_names");
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
-    }
+    @RegisterExtension
+    static final FaultDatabase db = FaultDatabase.perClass();
 
     @Test
     void everyEntryPointRefusesASchemaNameThatIsNotAPlainIdentifier() {

@@ -27,10 +27,10 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Tenant isolation at every entry point: a key tenant A used (completed, failed, in progress under a
@@ -39,7 +39,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class TenantIsolationTest {
-    private static FaultDatabase db;
+    @RegisterExtension
+    static final FaultDatabase db = FaultDatabase.perClass();
     private static PostgresIdempotentExecutor executor;
     private String tenantA;
     private String tenantB;
@@ -47,13 +48,7 @@ class TenantIsolationTest {
 
     @BeforeAll
     static void setUp() {
-        db = FaultDatabase.onSharedServer("fault_tenants");
         executor = db.executor("callers", 4, () -> { });
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     @org.junit.jupiter.api.BeforeEach

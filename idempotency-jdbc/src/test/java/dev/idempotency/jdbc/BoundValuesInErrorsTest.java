@@ -17,9 +17,9 @@ import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.StatementExceptions;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.util.PSQLException;
 
 /**
@@ -28,18 +28,13 @@ import org.postgresql.util.PSQLException;
  * configured it.
  */
 class BoundValuesInErrorsTest {
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(3);
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("bound_values", 3);
         db.schema.execute("ALTER TABLE idempotency_keys ADD CONSTRAINT test_refuses_failure "
                 + "CHECK (failure IS NULL OR failure->>'message' NOT LIKE 'refuse-me%')");
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     @Test

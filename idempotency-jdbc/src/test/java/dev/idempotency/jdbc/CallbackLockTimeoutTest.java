@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Only a wait on the key itself is "in progress" (409); a lock the callback cannot get on its own
@@ -26,13 +27,13 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class CallbackLockTimeoutTest {
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(6);
     private static PostgresIdempotentExecutor executor;
     private static ExecutorService threads;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("callback_locks", 6);
         db.schema.execute("CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL); "
                 + "INSERT INTO accounts VALUES (1, 100)");
         executor = db.executor(c -> c.waitBudget(Duration.ofMillis(300)));
@@ -42,7 +43,6 @@ class CallbackLockTimeoutTest {
     @AfterAll
     static void tearDown() {
         threads.shutdownNow();
-        db.close();
     }
 
     @Test

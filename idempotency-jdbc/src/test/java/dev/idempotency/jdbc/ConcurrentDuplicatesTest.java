@@ -28,24 +28,24 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(120)
 class ConcurrentDuplicatesTest {
     private static final int THREADS = 32;
 
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(THREADS + 2);
     private static ExecutorService pool;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("concurrent", THREADS + 2);
         pool = Executors.newFixedThreadPool(THREADS);
     }
 
     @AfterAll
     static void tearDown() {
         pool.shutdownNow();
-        db.close();
     }
 
     @Test

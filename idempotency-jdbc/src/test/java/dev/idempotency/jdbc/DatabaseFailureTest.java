@@ -27,16 +27,17 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Database failures reach the caller as one retryable error, and a retry with the same key is safe. */
 @Timeout(60)
 class DatabaseFailureTest {
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(6);
     private static ExecutorService threads;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("db_failures", 6);
         db.schema.execute("CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL); "
                 + "INSERT INTO accounts VALUES (1, 100), (2, 100)");
         threads = Executors.newCachedThreadPool();
@@ -45,7 +46,6 @@ class DatabaseFailureTest {
     @AfterAll
     static void tearDown() {
         threads.shutdownNow();
-        db.close();
     }
 
     @Test

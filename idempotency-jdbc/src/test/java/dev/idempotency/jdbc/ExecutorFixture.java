@@ -2,28 +2,57 @@ package dev.idempotency.jdbc;
 
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.db.IdempotencyMigrations;
-import dev.idempotency.testing.TestDatabase;
-import dev.idempotency.testing.TestSchema;
+import dev.idempotency.testing.MigratedSchema;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * A schema of the test class's own with the library's tables and a {@code payments} table that
- * callbacks write to, and executors built on it.
+ * A {@link MigratedSchema} with the library's tables and a {@code payments} table that callbacks
+ * write to, and executors built on it. Register it like the schema it wraps:
+ * {@code @RegisterExtension static final ExecutorFixture db = new ExecutorFixture(4);}.
  */
-final class ExecutorFixture implements AutoCloseable {
-    final TestSchema schema;
-    final Jdbi jdbi;
+final class ExecutorFixture implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
+    static final String PAYMENTS = "CREATE TABLE payments (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+            + "tenant_id text NOT NULL, request_key text NOT NULL, amount bigint NOT NULL)";
 
-    ExecutorFixture(String name, int poolSize) {
-        schema = TestDatabase.get().newSchema(name, poolSize);
-        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
-        schema.execute("CREATE TABLE payments (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-                + "tenant_id text NOT NULL, request_key text NOT NULL, amount bigint NOT NULL)");
+    final MigratedSchema schema;
+    /** Jdbi on {@link #schema}'s pool; set when the schema starts. */
+    Jdbi jdbi;
+
+    ExecutorFixture(int poolSize) {
+        schema = MigratedSchema.builder(IdempotencyMigrations::migrate).poolSize(poolSize).afterMigration(PAYMENTS).build();
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        schema.beforeAll(context);
         jdbi = Jdbi.create(schema.dataSource());
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        schema.beforeEach(context);
+        if (jdbi == null) {
+            jdbi = Jdbi.create(schema.dataSource());
+        }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        schema.afterEach(context);
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        schema.afterAll(context);
     }
 
     PostgresIdempotentExecutor executor() {
@@ -72,10 +101,5 @@ final class ExecutorFixture implements AutoCloseable {
 
     private long count(String sql, String tenant, String key) {
         return jdbi.withHandle(h -> h.createQuery(sql).bind("t", tenant).bind("k", key).mapTo(Long.class).one());
-    }
-
-    @Override
-    public void close() {
-        schema.close();
     }
 }

@@ -13,26 +13,21 @@ import dev.idempotency.core.Outcome;
 import dev.idempotency.core.RequestFingerprint;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class FingerprintAndFailureTest {
     record Charge(String card, long cents) {
     }
 
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(4);
     private static PostgresIdempotentExecutor executor;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("fingerprint_failure", 4);
         executor = db.executor();
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     @Test

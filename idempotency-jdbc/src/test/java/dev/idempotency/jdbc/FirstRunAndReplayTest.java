@@ -17,9 +17,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class FirstRunAndReplayTest {
     record Receipt(long paymentId, String status, BigDecimal amount) {
@@ -28,18 +28,13 @@ class FirstRunAndReplayTest {
     record Unlisted(String id, int cents) {
     }
 
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(4);
     private static PostgresIdempotentExecutor executor;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("first_run", 4);
         executor = db.executor(c -> c.allowResultTypes(Receipt.class));
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     @Test

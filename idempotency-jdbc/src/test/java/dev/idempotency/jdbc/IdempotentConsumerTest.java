@@ -26,27 +26,22 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
 @Timeout(60)
 class IdempotentConsumerTest {
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(10);
     private static IdempotentConsumer<PostgresTransaction> consumer;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("consumer", 10);
         db.schema.execute("CREATE TABLE shipments (message_id text NOT NULL, consumer text NOT NULL)");
         consumer = IdempotentConsumer.create(db.executor(c -> c.waitBudget(Duration.ofMillis(300))), "shipping");
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     private static void ship(PostgresTransaction tx, String messageId, String consumerName) {

@@ -19,9 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -32,18 +32,13 @@ class InvalidInputTest {
         public final List<Node> children = new ArrayList<>();
     }
 
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(4);
     private static PostgresIdempotentExecutor executor;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("invalid_input", 4);
         executor = db.executor(c -> c.maxResultBytes(1024).allowResultTypes(Node.class));
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     static List<Arguments> badKeysAndTenants() {

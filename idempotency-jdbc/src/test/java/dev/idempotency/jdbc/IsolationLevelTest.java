@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -38,13 +39,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 class IsolationLevelTest {
     private static final int DUPLICATES = 8;
 
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(2);
     private static final Map<String, HikariDataSource> pools = new HashMap<>();
     private static ExecutorService threads;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("isolation", 2);
         threads = Executors.newFixedThreadPool(DUPLICATES);
     }
 
@@ -52,7 +53,6 @@ class IsolationLevelTest {
     static void tearDown() {
         threads.shutdownNow();
         pools.values().forEach(HikariDataSource::close);
-        db.close();
     }
 
     @ParameterizedTest

@@ -34,19 +34,20 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(90)
 class LeaseModeTest {
     record Charge(String chargeId, long cents) {
     }
 
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(6);
     private static PostgresIdempotentExecutor executor;
     private static ExecutorService pool;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("lease_mode", 6);
         executor = db.executor(c -> c.waitBudget(Duration.ofSeconds(30)));
         pool = Executors.newCachedThreadPool();
     }
@@ -54,7 +55,6 @@ class LeaseModeTest {
     @AfterAll
     static void tearDown() {
         pool.shutdownNow();
-        db.close();
     }
 
     @Test

@@ -18,9 +18,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Handle;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @org.junit.jupiter.api.Timeout(60)
 class OutboxTest {
@@ -28,17 +27,8 @@ class OutboxTest {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static ExecutorFixture db;
-
-    @BeforeAll
-    static void setUp() {
-        db = new ExecutorFixture("outbox", 4);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
-    }
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(4);
 
     @Test
     void eventsCommitWithTheResultInTheOrderTheCallbackEmittedThem() throws Exception {

@@ -28,6 +28,7 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
 /** The executor behind a real PgBouncer in transaction pooling mode, the way production databases are often reached. */
@@ -35,12 +36,12 @@ class PgBouncerTest {
     private static final int THREADS = 8;
     private static final int KEYS_PER_THREAD = 200;
 
-    private static ExecutorFixture fixture;
+    @RegisterExtension
+    static final ExecutorFixture fixture = new ExecutorFixture(4);
     private static PrivatePgBouncer bouncer;
 
     @BeforeAll
     static void start() {
-        fixture = new ExecutorFixture("pgbouncer_exec", 4);
         bouncer = PrivatePgBouncer.start(3);
     }
 
@@ -48,9 +49,6 @@ class PgBouncerTest {
     static void stop() {
         if (bouncer != null) {
             bouncer.close();
-        }
-        if (fixture != null) {
-            fixture.close();
         }
     }
 

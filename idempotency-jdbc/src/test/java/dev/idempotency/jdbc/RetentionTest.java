@@ -16,25 +16,20 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class RetentionTest {
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(18);
     private static PostgresIdempotentExecutor executor;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("retention", 18);
         executor = db.executor(c -> c.retention(Duration.ofHours(1)).waitBudget(Duration.ofSeconds(30)));
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     @Test

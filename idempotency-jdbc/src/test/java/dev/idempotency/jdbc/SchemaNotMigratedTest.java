@@ -7,31 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.SchemaNotMigratedException;
-import dev.idempotency.testing.TestDatabase;
-import dev.idempotency.testing.TestSchema;
+import dev.idempotency.testing.MigratedSchema;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A schema without the migrations, or the wrong schema configured, fails with the fix in the message. */
 @Timeout(60)
 class SchemaNotMigratedTest {
-    private static TestSchema unmigrated;
-    private static ExecutorFixture migrated;
-
-    @BeforeAll
-    static void setUp() {
-        unmigrated = TestDatabase.get().newSchema("unmigrated", 4);
-        migrated = new ExecutorFixture("migrated", 4);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        unmigrated.close();
-        migrated.close();
-    }
+    @RegisterExtension
+    static final MigratedSchema unmigrated = MigratedSchema.builder(MigratedSchema.Migration.NONE).prefix("unmigrated").build();
+    @RegisterExtension
+    static final ExecutorFixture migrated = new ExecutorFixture(4);
 
     @Test
     void theExecutorOnAnUnmigratedSchemaNamesTheMigrationAndTheSchemaSetting() {

@@ -5,10 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The sweeper keeps up with the relay: one sweep at the defaults purges far more than three relays
@@ -19,17 +18,8 @@ class SweeperCapacityTest {
     /** Three relays' drain rate on this project's 2-core machine (README, benchmarks section 5), rounded up. */
     private static final long RELAY_EVENTS_PER_SECOND = 19_200;
 
-    private ExecutorFixture db;
-
-    @BeforeEach
-    void setUp() {
-        db = new ExecutorFixture("sweeper_capacity", 2);
-    }
-
-    @AfterEach
-    void tearDown() {
-        db.close();
-    }
+    @RegisterExtension
+    final ExecutorFixture db = new ExecutorFixture(2);
 
     @Test
     void oneSweepAtTheDefaultsPurgesMoreThanThreeRelaysPublishBetweenTwoSweeps() {

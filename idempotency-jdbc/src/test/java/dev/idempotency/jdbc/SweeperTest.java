@@ -10,24 +10,14 @@ import dev.idempotency.core.KeyInProgressException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class SweeperTest {
-    private ExecutorFixture db;
-
-    @BeforeEach
-    void setUp() {
-        db = new ExecutorFixture("sweeper", 6);
-    }
-
-    @AfterEach
-    void tearDown() {
-        db.close();
-    }
+    @RegisterExtension
+    final ExecutorFixture db = new ExecutorFixture(6);
 
     private Sweeper.Builder sweeper() {
         return Sweeper.builder(db.schema.dataSource()).schema(db.schema.name());

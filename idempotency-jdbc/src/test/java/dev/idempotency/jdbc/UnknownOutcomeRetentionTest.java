@@ -14,10 +14,10 @@ import dev.idempotency.core.Outcome;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Lease mode with a retention short enough to pass during one call: an outcome nobody knows
@@ -27,23 +27,18 @@ import org.junit.jupiter.api.Timeout;
 class UnknownOutcomeRetentionTest {
     private static final Duration RETENTION = Duration.ofSeconds(1);
 
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(6);
     private static PostgresIdempotentExecutor executor;
     private static Sweeper sweeper;
     private static UnknownOutcomes operator;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("unknown_outcomes", 6);
         executor = db.executor(c -> c.retention(RETENTION));
         sweeper = Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build();
         operator = UnknownOutcomes.create(db.schema.dataSource(),
                 IdempotencyConfig.builder().schema(db.schema.name()).retention(Duration.ofHours(1)).build());
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     @Test

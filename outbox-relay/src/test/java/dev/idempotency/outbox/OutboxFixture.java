@@ -3,8 +3,7 @@ package dev.idempotency.outbox;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.idempotency.db.IdempotencyMigrations;
-import dev.idempotency.testing.TestDatabase;
-import dev.idempotency.testing.TestSchema;
+import dev.idempotency.testing.MigratedSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,33 +17,68 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * A test's own schema with the migrations applied, plain-SQL access to the outbox and relay tables,
- * and relay settings short enough for tests. Closing it drops the schema.
+ * A {@link MigratedSchema} with the library's tables, plain-SQL access to the outbox and relay
+ * tables, and relay settings short enough for tests. Register it as an extension
+ * ({@code @RegisterExtension final OutboxFixture outbox = OutboxFixture.migrated();}) or, for
+ * several schemas in one test, {@link #create} it and close it.
  */
-final class OutboxFixture implements AutoCloseable {
-    private final TestSchema schema;
+final class OutboxFixture implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback,
+        AutoCloseable {
+    private final MigratedSchema schema;
 
-    private OutboxFixture(TestSchema schema) {
-        this.schema = schema;
+    private OutboxFixture(MigratedSchema.Builder schema) {
+        this.schema = schema.build();
     }
 
+    /** A schema with every migration, made when JUnit starts the class (static field) or test. */
+    static OutboxFixture migrated() {
+        return new OutboxFixture(MigratedSchema.builder(IdempotencyMigrations::migrate));
+    }
+
+    /** A migrated schema, made now; the caller closes it. */
     static OutboxFixture create(String prefix) {
-        TestSchema schema = TestDatabase.get().newSchema(prefix, 4);
-        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
-        return new OutboxFixture(schema);
+        OutboxFixture fixture = new OutboxFixture(MigratedSchema.builder(IdempotencyMigrations::migrate).prefix(prefix));
+        fixture.schema.start();
+        return fixture;
     }
 
-    /** A schema migrated only up to {@code version}, as a database made by an older release is. */
+    /** A schema migrated only up to {@code version}, as a database made by an older release is; made now. */
     static OutboxFixture createAtVersion(String prefix, String version) {
-        TestSchema schema = TestDatabase.get().newSchema(prefix, 4);
-        org.flywaydb.core.Flyway.configure(IdempotencyMigrations.class.getClassLoader())
-                .configuration(IdempotencyMigrations.flyway(schema.dataSource(), schema.name()).getConfiguration())
-                .target(version)
-                .load()
-                .migrate();
-        return new OutboxFixture(schema);
+        OutboxFixture fixture = new OutboxFixture(MigratedSchema.builder((dataSource, schema) ->
+                org.flywaydb.core.Flyway.configure(IdempotencyMigrations.class.getClassLoader())
+                        .configuration(IdempotencyMigrations.flyway(dataSource, schema).getConfiguration())
+                        .target(version)
+                        .load()
+                        .migrate()).prefix(prefix));
+        fixture.schema.start();
+        return fixture;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        schema.beforeAll(context);
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        schema.beforeEach(context);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        schema.afterEach(context);
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        schema.afterAll(context);
     }
 
     /** Applies the migrations this schema still lacks. */

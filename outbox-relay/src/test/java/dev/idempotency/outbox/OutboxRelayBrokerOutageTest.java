@@ -28,6 +28,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -41,13 +42,13 @@ class OutboxRelayBrokerOutageTest {
     private final String queue = "outbox-outage-" + UUID.randomUUID().toString().substring(0, 8);
     private final String instance = "outage-" + UUID.randomUUID().toString().substring(0, 8);
     private final ListAppender<ILoggingEvent> outageLog = new ListAppender<>();
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
     private Connection testConnection;
     private Channel test;
 
     @BeforeEach
     void setUp() throws Exception {
-        outbox = OutboxFixture.create("relay_broker_outage");
         ConnectionFactory factory = new ConnectionFactory();
         factory.setHost("127.0.0.1");
         factory.setPort(5672);
@@ -63,7 +64,6 @@ class OutboxRelayBrokerOutageTest {
         ((Logger) LoggerFactory.getLogger(PublisherOutage.class)).detachAppender(outageLog);
         test.queueDelete(queue);
         testConnection.close();
-        outbox.close();
     }
 
     @Test

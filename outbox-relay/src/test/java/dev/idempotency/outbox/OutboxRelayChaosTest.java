@@ -13,9 +13,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,16 +27,12 @@ import org.slf4j.LoggerFactory;
 class OutboxRelayChaosTest {
     private static final Logger logger = LoggerFactory.getLogger(OutboxRelayChaosTest.class);
 
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
     private final PublicationLog log = new PublicationLog();
     private final List<Running> running = new ArrayList<>();
 
     private record Running(OutboxRelay relay, HikariDataSource pool) {
-    }
-
-    @BeforeEach
-    void setUp() {
-        outbox = OutboxFixture.create("relay_chaos");
     }
 
     @AfterEach
@@ -45,7 +41,6 @@ class OutboxRelayChaosTest {
             r.relay().close();
             r.pool().close();
         });
-        outbox.close();
     }
 
     private Running start(String instance) {

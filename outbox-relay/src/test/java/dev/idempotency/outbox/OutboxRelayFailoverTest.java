@@ -11,28 +11,23 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Two relays on one database: one crashes, or stops gracefully, and the other carries on. */
 @Timeout(90)
 class OutboxRelayFailoverTest {
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
     private final PublicationLog log = new PublicationLog();
     private final List<AutoCloseable> resources = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() {
-        outbox = OutboxFixture.create("relay_failover");
-    }
 
     @AfterEach
     void tearDown() throws Exception {
         for (int i = resources.size() - 1; i >= 0; i--) {
             resources.get(i).close();
         }
-        outbox.close();
     }
 
     private OutboxRelay relay(OutboxRelayConfig config, RecordingPublisher publisher) {

@@ -12,9 +12,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A paused ("zombie") relay, driven by hand: its lease thread does not run, as in a process that was
@@ -22,15 +22,11 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class OutboxRelayFencingTest {
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
     private final PublicationLog log = new PublicationLog();
     private final RecordingPublisher zombiePublisher = new RecordingPublisher("zombie", log);
     private TimeLimitedPublisher timeLimited;
-
-    @BeforeEach
-    void setUp() {
-        outbox = OutboxFixture.create("relay_fencing");
-    }
 
     @AfterEach
     void tearDown() {
@@ -38,7 +34,6 @@ class OutboxRelayFencingTest {
         if (timeLimited != null) {
             timeLimited.shutdown();
         }
-        outbox.close();
     }
 
     /** One partition, 30 s leases: nothing here lapses by itself; the test expires leases in the database. */

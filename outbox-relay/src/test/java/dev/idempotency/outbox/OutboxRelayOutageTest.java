@@ -10,26 +10,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The broker or the database goes away for a while; the relay keeps its backlog and drains it after. */
 @Timeout(90)
 class OutboxRelayOutageTest {
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
     private final PublicationLog log = new PublicationLog();
-
-    @BeforeEach
-    void setUp() {
-        outbox = OutboxFixture.create("relay_outage");
-    }
-
-    @AfterEach
-    void tearDown() {
-        outbox.close();
-    }
 
     private List<Long> insertAcrossKeys(int count, int from) {
         List<Long> ids = new ArrayList<>();

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Relays behind a real PgBouncer in transaction pooling mode, next to executors writing events through it. */
 @Timeout(120)
@@ -29,12 +30,12 @@ class OutboxRelayPgBouncerTest {
     private static final int CALLS_PER_THREAD = 100;
     private static final int ORDERING_KEYS = 40;
 
-    private static OutboxFixture fixture;
+    @RegisterExtension
+    static final OutboxFixture fixture = OutboxFixture.migrated();
     private static PrivatePgBouncer bouncer;
 
     @BeforeAll
     static void start() {
-        fixture = OutboxFixture.create("pgbouncer_relay");
         fixture.execute("CREATE TABLE " + fixture.schema() + ".payments (request_key text PRIMARY KEY)");
         bouncer = PrivatePgBouncer.start(3);
     }
@@ -43,9 +44,6 @@ class OutboxRelayPgBouncerTest {
     static void stop() {
         if (bouncer != null) {
             bouncer.close();
-        }
-        if (fixture != null) {
-            fixture.close();
         }
     }
 

@@ -21,10 +21,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The relay's bound on one publish call comes from the publisher's own time limit: it never gives up
@@ -32,17 +31,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class OutboxRelayPublishTimeoutTest {
-    private OutboxFixture outbox;
-
-    @BeforeEach
-    void setUp() {
-        outbox = OutboxFixture.create("relay_publish_timeout");
-    }
-
-    @AfterEach
-    void tearDown() {
-        outbox.close();
-    }
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
 
     @Test
     void aWebhookAnsweringAfter12sWithinItsRequestTimeoutIsDeliveredOnceAndCountedPublished() throws Exception {

@@ -11,25 +11,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class OutboxRelayPublishingTest {
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
     private final PublicationLog log = new PublicationLog();
-
-    @BeforeEach
-    void setUp() {
-        outbox = OutboxFixture.create("relay_publishing");
-    }
-
-    @AfterEach
-    void tearDown() {
-        outbox.close();
-    }
 
     @Test
     void publishesEveryCommittedEventOnceInIdOrderPerKeyAndMarksItPublished() {

@@ -16,11 +16,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Retries, holding back, starvation and dead letters; one partition, so every key shares it. */
 @Timeout(90)
 class OutboxRelayRetryTest {
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
     private final PublicationLog log = new PublicationLog();
     private final RecordingPublisher publisher = new RecordingPublisher("a", log);
     private HikariDataSource pool;
@@ -28,7 +30,6 @@ class OutboxRelayRetryTest {
 
     @BeforeEach
     void setUp() {
-        outbox = OutboxFixture.create("relay_retry");
         pool = outbox.newPool(3);
     }
 
@@ -38,7 +39,6 @@ class OutboxRelayRetryTest {
             relay.close();
         }
         pool.close();
-        outbox.close();
     }
 
     private void startRelay(OutboxRelayConfig.Builder config) {

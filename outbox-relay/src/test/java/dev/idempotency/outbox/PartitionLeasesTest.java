@@ -16,25 +16,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.jdbi.v3.core.Jdbi;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The lease statements, driven by hand (no relay threads) so each step is deterministic. */
 @Timeout(60)
 class PartitionLeasesTest {
-    private OutboxFixture outbox;
-
-    @BeforeEach
-    void setUp() {
-        outbox = OutboxFixture.create("relay_leases");
-    }
-
-    @AfterEach
-    void tearDown() {
-        outbox.close();
-    }
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
 
     private PartitionLeases leases(String instance) {
         OutboxRelayConfig config = outbox.config(instance).leaseDuration(Duration.ofSeconds(30))

@@ -7,27 +7,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class PendingKeyScanTest {
-    private OutboxFixture outbox;
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
 
     @BeforeEach
     void setUp() {
-        outbox = OutboxFixture.create("relay_key_scan");
         for (int i = 0; i < 25; i++) {
             outbox.insert("t", "orders", "key-" + i, "{}");
             outbox.insert("t", "orders", "key-" + i, "{}");
         }
-    }
-
-    @AfterEach
-    void tearDown() {
-        outbox.close();
     }
 
     private PendingKeyScan scan(int partitions) {

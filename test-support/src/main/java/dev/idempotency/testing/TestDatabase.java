@@ -43,6 +43,11 @@ public final class TestDatabase {
         return instance;
     }
 
+    /** A server of a test's own (e.g. a private PostgreSQL); user and password may be null. */
+    public static TestDatabase at(String url, String user, String password) {
+        return new TestDatabase(url, user, password);
+    }
+
     private static TestDatabase locate() {
         String url = setting(URL_VARIABLE);
         if (url != null) {
@@ -118,6 +123,11 @@ public final class TestDatabase {
     }
 
     HikariDataSource pool(String schema, int size) {
+        return new HikariDataSource(poolConfig(schema, size));
+    }
+
+    /** The settings of a pool of {@code size} on {@code schema}, for a caller that adjusts some first. */
+    public HikariConfig poolConfig(String schema, int size) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         if (user != null) {
@@ -130,10 +140,11 @@ public final class TestDatabase {
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(0);
         config.setPoolName("test-" + schema);
-        return new HikariDataSource(config);
+        return config;
     }
 
-    void execute(String sql) {
+    /** Runs {@code sql} on a fresh connection outside every pool. */
+    public void execute(String sql) {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             statement.execute(sql);
         } catch (SQLException e) {
