@@ -227,8 +227,8 @@ class LogCaptureTest {
             UnknownOutcomes unknown = UnknownOutcomes.create(db.pool("operator", 1),
                     IdempotencyConfig.builder().schema(db.schema()).build());
             assertEquals(1, unknown.list(10).size(), "the lost lease is an unknown outcome");
-            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsCompleted(tenant, lost, marker + "\u0000")));
-            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsFailed(tenant, lost,
+            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsCompleted(lost, tenant, marker + "\u0000")));
+            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsFailed(lost, tenant,
                     new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker)))));
 
             // The relay: a rejected event's dead letter, then a failed attempt, each with a broker's error text

@@ -153,8 +153,8 @@ class TenantIsolationTest {
         assertTrue(unknown.list(1000).stream().anyMatch(u -> u.tenant().equals(tenantA) && u.key().equals(key)),
                 "A's key awaits reconciliation");
 
-        assertFalse(unknown.resolveAsCompleted(tenantB, key, "forged by B"), "B cannot resolve A's key");
-        assertFalse(unknown.resolveAsNotRun(tenantB, key));
+        assertFalse(unknown.resolveAsCompleted(key, tenantB, "forged by B"), "B cannot resolve A's key");
+        assertFalse(unknown.resolveAsNotRun(key, tenantB));
         Outcome<String> b = executor.run(key, tenantB, String.class, tx -> effect(tx, "b"));
         assertFalse(b.replayed());
         BusinessFailure stillUnknown = assertThrows(BusinessFailure.class,

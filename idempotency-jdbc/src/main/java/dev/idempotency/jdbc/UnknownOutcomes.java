@@ -22,7 +22,7 @@ import org.jdbi.v3.core.Jdbi;
  */
 public final class UnknownOutcomes {
     /** One key awaiting reconciliation; {@code leaseExpiredAt} is null only for a row marked so by hand. */
-    public record UnknownOutcome(String tenant, String key, Instant claimedAt, Instant leaseExpiredAt) {
+    public record UnknownOutcome(String key, String tenant, Instant claimedAt, Instant leaseExpiredAt) {
     }
 
     private final Jdbi jdbi;
@@ -52,13 +52,13 @@ public final class UnknownOutcomes {
             throw new IllegalArgumentException("limit must be positive (was " + limit + ")");
         }
         return withHandle(h -> h.createQuery(sql.listUnknownOutcomes).bind("limit", limit)
-                .map((rs, ctx) -> new UnknownOutcome(rs.getString("tenant_id"), rs.getString("idempotency_key"),
+                .map((rs, ctx) -> new UnknownOutcome(rs.getString("idempotency_key"), rs.getString("tenant_id"),
                         rs.getTimestamp("created_at").toInstant(), instant(rs.getTimestamp("lease_expires_at"))))
                 .list());
     }
 
     /** The external step took effect with this result; replays return it from now on. */
-    public boolean resolveAsCompleted(String tenant, String key, Object result) {
+    public boolean resolveAsCompleted(String key, String tenant, Object result) {
         IdempotencyKeys.validate(key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, result == null ? null : result.getClass());
         return withHandle(h -> h.createUpdate(sql.resolveUnknownAsCompleted)
@@ -69,7 +69,7 @@ public final class UnknownOutcomes {
     }
 
     /** The external step ended in this business failure; replays throw it from now on. */
-    public boolean resolveAsFailed(String tenant, String key, BusinessFailure failure) {
+    public boolean resolveAsFailed(String key, String tenant, BusinessFailure failure) {
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(failure, "failure");
         return withHandle(h -> h.createUpdate(sql.resolveUnknownAsFailed)
@@ -79,7 +79,7 @@ public final class UnknownOutcomes {
     }
 
     /** The external step did not take effect; the next call with this key runs it again. */
-    public boolean resolveAsNotRun(String tenant, String key) {
+    public boolean resolveAsNotRun(String key, String tenant) {
         IdempotencyKeys.validate(key, tenant);
         return withHandle(h -> h.createUpdate(sql.resolveUnknownAsNotRun)
                 .bind("tenant", tenant).bind("key", key)

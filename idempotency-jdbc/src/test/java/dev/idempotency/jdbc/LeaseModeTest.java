@@ -215,8 +215,8 @@ class LeaseModeTest {
         UnknownOutcomes operator = UnknownOutcomes.create(db.schema.dataSource(),
                 IdempotencyConfig.builder().schema(db.schema.name()).build());
         assertTrue(operator.list(100).stream().anyMatch(o -> o.key().equals(key) && o.tenant().equals("t1")));
-        assertTrue(operator.resolveAsCompleted("t1", key, "ch_found_at_provider"));
-        assertFalse(operator.resolveAsCompleted("t1", key, "again"));
+        assertTrue(operator.resolveAsCompleted(key, "t1", "ch_found_at_provider"));
+        assertFalse(operator.resolveAsCompleted(key, "t1", "again"));
 
         Outcome<String> resolved = executor.runWithLease(key, "t1", null, Duration.ofSeconds(5), String.class,
                 lease -> "never", (tx, n) -> "never");
@@ -234,7 +234,7 @@ class LeaseModeTest {
         UnknownOutcomes operator = UnknownOutcomes.create(db.schema.dataSource(),
                 IdempotencyConfig.builder().schema(db.schema.name()).build());
 
-        assertTrue(operator.resolveAsNotRun("t1", key));
+        assertTrue(operator.resolveAsNotRun(key, "t1"));
 
         assertFalse(executor.runWithLease(key, "t1", null, Duration.ofSeconds(5), String.class, lease -> "ran",
                 (tx, n) -> n).replayed());

@@ -72,7 +72,7 @@ class SchemaNotMigratedTest {
 
         assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.list(10)),
                 unmigrated.name(), "IdempotencyConfig.schema");
-        assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.resolveAsNotRun("t1", "k1")),
+        assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.resolveAsNotRun("k1", "t1")),
                 unmigrated.name(), "IdempotencyConfig.schema");
     }
 

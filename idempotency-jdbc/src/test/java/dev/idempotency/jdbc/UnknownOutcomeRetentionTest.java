@@ -134,7 +134,7 @@ class UnknownOutcomeRetentionTest {
         String key = newKey();
         insertKey(key, "failed", "'{\"code\": \"lease_expired\", \"message\": \"unknown\"}'", "now() - interval '1 hour'");
 
-        assertTrue(operator.resolveAsCompleted("t1", key, "ch_found_at_provider"));
+        assertTrue(operator.resolveAsCompleted(key, "t1", "ch_found_at_provider"));
         sweeper.sweepOnce();
 
         Outcome<String> replay = executor.run(key, "t1", String.class, tx -> "never");
