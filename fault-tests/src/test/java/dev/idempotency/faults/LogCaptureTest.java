@@ -141,7 +141,7 @@ class LogCaptureTest {
                 }, (PostgresTransaction tx, String s) -> s));
         Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
         // A consumer whose handler fails.
-        Delivery delivery = IdempotentConsumer.create(executor, "mailer").consume("42", tenant, tx -> {
+        Delivery delivery = IdempotentConsumer.builder(executor, "mailer").build().consume("42", tenant, tx -> {
             throw new IllegalStateException("handler " + marker);
         });
         assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, delivery.outcome());
@@ -224,8 +224,8 @@ class LogCaptureTest {
                     }, (PostgresTransaction tx, String s) -> s)));
             Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
             // The operator resolves the unknown outcome with values the database refuses.
-            UnknownOutcomes unknown = UnknownOutcomes.create(db.pool("operator", 1),
-                    IdempotencyConfig.builder().schema(db.schema()).build());
+            UnknownOutcomes unknown = UnknownOutcomes.builder(db.pool("operator", 1))
+                    .config(IdempotencyConfig.builder().schema(db.schema()).build()).build();
             assertEquals(1, unknown.list(10).size(), "the lost lease is an unknown outcome");
             thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsCompleted(lost, tenant, marker + "\u0000")));
             thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsFailed(lost, tenant,

@@ -131,7 +131,7 @@ class TenantIsolationTest {
 
     @Test
     void throughIdempotentConsumerTheSameMessageIdOfAnotherTenantIsAppliedNotADuplicate() {
-        IdempotentConsumer<PostgresTransaction> consumer = IdempotentConsumer.create(executor, "shipping");
+        IdempotentConsumer<PostgresTransaction> consumer = IdempotentConsumer.builder(executor, "shipping").build();
         String messageId = String.valueOf(System.nanoTime());
         assertEquals(Delivery.Outcome.APPLIED, consumer.consume(messageId, tenantA, tx -> effect(tx, secretA)).outcome());
         assertEquals(Delivery.Outcome.APPLIED, consumer.consume(messageId, tenantB, tx -> effect(tx, "b")).outcome());
@@ -149,7 +149,7 @@ class TenantIsolationTest {
                 }, (tx, external) -> effect(tx, external)));
         IdempotencyConfig config = IdempotencyConfig.builder().schema(db.schema()).build();
         Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
-        UnknownOutcomes unknown = UnknownOutcomes.create(db.pool("operator", 1), config);
+        UnknownOutcomes unknown = UnknownOutcomes.builder(db.pool("operator", 1)).config(config).build();
         assertTrue(unknown.list(1000).stream().anyMatch(u -> u.tenant().equals(tenantA) && u.key().equals(key)),
                 "A's key awaits reconciliation");
 

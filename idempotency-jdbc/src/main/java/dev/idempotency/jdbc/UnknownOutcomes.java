@@ -39,11 +39,9 @@ public final class UnknownOutcomes {
         this.retentionSeconds = config.retention().toMillis() / 1000.0;
     }
 
-    /** Works on the schema and with the mapper of {@code config}. */
-    public static UnknownOutcomes create(DataSource dataSource, IdempotencyConfig config) {
-        return new UnknownOutcomes(RedactedErrors.withoutArgumentsInMessages(
-                Jdbi.create(Objects.requireNonNull(dataSource, "dataSource"))),
-                Objects.requireNonNull(config, "config"));
+    /** An operator's view on {@code dataSource}; the configuration defaults to {@link IdempotencyConfig#defaults()}. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
     }
 
     /** Up to {@code limit} keys awaiting reconciliation, oldest lease first. */
@@ -99,6 +97,29 @@ public final class UnknownOutcomes {
             return jdbi.withHandle(work);
         } catch (RuntimeException e) {
             throw DatabaseErrors.schemaMissing(RedactedErrors.redact(e), schema, "IdempotencyConfig.schema");
+        }
+    }
+
+    /** Builds {@link UnknownOutcomes}; touches no database. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private IdempotencyConfig config = IdempotencyConfig.defaults();
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        /**
+         * The executor's configuration: its schema, its object mapper (for results), and its retention
+         * (a resolved outcome is replayed for at least one more retention).
+         */
+        public Builder config(IdempotencyConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        public UnknownOutcomes build() {
+            return new UnknownOutcomes(RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource)), config);
         }
     }
 }

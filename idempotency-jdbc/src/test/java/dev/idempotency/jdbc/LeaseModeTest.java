@@ -212,8 +212,8 @@ class LeaseModeTest {
         assertEquals("lease_expired", unknown.code());
         assertEquals(0, externalCalls.get());
 
-        UnknownOutcomes operator = UnknownOutcomes.create(db.schema.dataSource(),
-                IdempotencyConfig.builder().schema(db.schema.name()).build());
+        UnknownOutcomes operator = UnknownOutcomes.builder(db.schema.dataSource())
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).build()).build();
         assertTrue(operator.list(100).stream().anyMatch(o -> o.key().equals(key) && o.tenant().equals("t1")));
         assertTrue(operator.resolveAsCompleted(key, "t1", "ch_found_at_provider"));
         assertFalse(operator.resolveAsCompleted(key, "t1", "again"));
@@ -231,8 +231,8 @@ class LeaseModeTest {
         db.schema.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, lease_token, lease_expires_at, "
                 + "expires_at) VALUES ('t1', '" + key + "', 'processing', 7, now() - interval '1 second', now() + interval '1 hour')");
         Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build().sweepOnce();
-        UnknownOutcomes operator = UnknownOutcomes.create(db.schema.dataSource(),
-                IdempotencyConfig.builder().schema(db.schema.name()).build());
+        UnknownOutcomes operator = UnknownOutcomes.builder(db.schema.dataSource())
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).build()).build();
 
         assertTrue(operator.resolveAsNotRun(key, "t1"));
 

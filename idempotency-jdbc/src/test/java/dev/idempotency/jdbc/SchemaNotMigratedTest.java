@@ -67,8 +67,8 @@ class SchemaNotMigratedTest {
 
     @Test
     void unknownOutcomesOnAnUnmigratedSchemaNamesTheMigration() {
-        UnknownOutcomes operator = UnknownOutcomes.create(unmigrated.dataSource(),
-                IdempotencyConfig.builder().schema(unmigrated.name()).build());
+        UnknownOutcomes operator = UnknownOutcomes.builder(unmigrated.dataSource())
+                .config(IdempotencyConfig.builder().schema(unmigrated.name()).build()).build();
 
         assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.list(10)),
                 unmigrated.name(), "IdempotencyConfig.schema");

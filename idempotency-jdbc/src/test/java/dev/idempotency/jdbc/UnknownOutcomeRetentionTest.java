@@ -37,8 +37,8 @@ class UnknownOutcomeRetentionTest {
         db = new ExecutorFixture("unknown_outcomes", 6);
         executor = db.executor(c -> c.retention(RETENTION));
         sweeper = Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build();
-        operator = UnknownOutcomes.create(db.schema.dataSource(),
-                IdempotencyConfig.builder().schema(db.schema.name()).retention(Duration.ofHours(1)).build());
+        operator = UnknownOutcomes.builder(db.schema.dataSource())
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).retention(Duration.ofHours(1)).build()).build();
     }
 
     @AfterAll
