@@ -40,7 +40,7 @@ public final class Sweeper implements AutoCloseable {
 
     private final Jdbi jdbi;
     private final String schema;
-    private final SqlStatements sql;
+    private final ExecutorSql sql;
     private final int batchSize;
     private final int maxBatches;
     private final Duration interval;
@@ -52,7 +52,7 @@ public final class Sweeper implements AutoCloseable {
     private Sweeper(Builder builder) {
         this.jdbi = builder.jdbi;
         this.schema = builder.schema;
-        this.sql = new SqlStatements(builder.schema);
+        this.sql = new ExecutorSql(builder.schema);
         this.batchSize = builder.batchSize;
         this.maxBatches = builder.maxBatchesPerSweep;
         this.interval = builder.interval;

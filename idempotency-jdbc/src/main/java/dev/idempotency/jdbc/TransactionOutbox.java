@@ -98,7 +98,7 @@ final class TransactionOutbox implements OutboxWriter {
 
     /**
      * Binds the buffered events, in emission order, onto the statement that stores the result and
-     * inserts them ({@link SqlStatements#completeKeyWithEvents}).
+     * inserts them ({@link ExecutorSql#completeKeyWithEvents}).
      */
     void bindEvents(JdbcStatement.Call completion) throws java.sql.SQLException {
         List<String> orderingKeys = new ArrayList<>(events.size());
@@ -113,7 +113,7 @@ final class TransactionOutbox implements OutboxWriter {
             payloads.add(event.payloadJson());
             headers.add(event.headersJson());
         }
-        completion.integer("lockSpace", SqlStatements.OUTBOX_LOCK_SPACE)
+        completion.integer("lockSpace", ExecutorSql.OUTBOX_LOCK_SPACE)
                 .textArray("orderingKeys", orderingKeys)
                 .textArray("topics", topics)
                 .textArray("partitionKeys", partitionKeys)

@@ -27,14 +27,14 @@ public final class UnknownOutcomes {
 
     private final Jdbi jdbi;
     private final String schema;
-    private final SqlStatements sql;
+    private final ExecutorSql sql;
     private final ResultCodec codec;
     private final double retentionSeconds;
 
     private UnknownOutcomes(Jdbi jdbi, IdempotencyConfig config) {
         this.jdbi = jdbi;
         this.schema = config.schema();
-        this.sql = new SqlStatements(config.schema());
+        this.sql = new ExecutorSql(config.schema());
         this.codec = new ResultCodec(config);
         this.retentionSeconds = config.retention().toMillis() / 1000.0;
     }

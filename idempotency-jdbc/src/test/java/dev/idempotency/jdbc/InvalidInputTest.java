@@ -164,7 +164,7 @@ class InvalidInputTest {
         BusinessFailure retry = assertThrows(BusinessFailure.class, () -> executor.run(key, "t1", tx -> "never"));
 
         assertTrue(e.getMessage().contains("committed, rolled back or closed"), e.getMessage());
-        assertEquals(PostgresIdempotentExecutor.ENDED_BY_CALLBACK, retry.code());
+        assertEquals(CallbackRunner.ENDED_BY_CALLBACK, retry.code());
         assertEquals(1, db.payments("t1", key));
     }
 

@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.core.LeaseRequest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -40,7 +41,7 @@ class SchemaNotMigratedTest {
         SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class,
                 () -> executor.run("k1", "t1", tx -> "never"));
         SchemaNotMigratedException lease = assertThrows(SchemaNotMigratedException.class,
-                () -> executor.runWithLease("k1", "t1", null, Duration.ofSeconds(1), String.class, l -> "never", (tx, s) -> s));
+                () -> executor.runWithLease(LeaseRequest.builder("k1", "t1").lease(Duration.ofSeconds(1)).resultType(String.class).build(), l -> "never", (tx, s) -> s));
 
         assertNamesTheFix(e, unmigrated.name(), "IdempotencyConfig.schema");
         assertNamesTheFix(lease, unmigrated.name(), "IdempotencyConfig.schema");
