@@ -7,6 +7,7 @@ import dev.idempotency.core.IdempotentTransaction;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.core.internal.Labels;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -91,7 +92,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         Objects.requireNonNull(handler, "handler");
         String key;
         try {
-            IdempotencyKeys.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);
+            Labels.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);
             key = name + SEPARATOR + messageId;
             IdempotencyKeys.validate(key, tenant);
         } catch (IllegalArgumentException e) {
@@ -184,7 +185,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
          *         let two consumers' keys collide), or {@code maxAttempts} is out of range
          */
         public IdempotentConsumer<TX> build() {
-            IdempotencyKeys.requireLabel("name", name, MAX_NAME_LENGTH);
+            Labels.requireLabel("name", name, MAX_NAME_LENGTH);
             if (!NAME.matcher(name).matches()) {
                 throw new IllegalArgumentException("name must hold only ASCII letters, digits, '.', '_' and '-' (was '"
                         + name + "'): '" + SEPARATOR + "' separates the name from the message id in keys, so such a name "
