@@ -33,6 +33,13 @@ final class ExecutorSql {
      * lock_timeout to the budget (OFFSET 0 keeps them apart and in that order), and only then is the
      * row inserted. RETURNING, evaluated only for an inserted row, puts lock_timeout back, so the
      * callback's statements are not bounded by our budget.
+     *
+     * <p>That order is what the tests prove: the budget bounds the wait on the key
+     * ({@code ConcurrentDuplicatesTest.aDuplicateThatWaitsPastTheBudgetGetsInProgressAndRunsNothing},
+     * {@code CallbackLockTimeoutTest.aClaimWaitingOnTheKeyPastTheWaitBudgetIsStillInProgress}) and the
+     * callback sees the connection's own setting again, after an insert
+     * ({@code FirstRunAndReplayTest.theCallbacksOwnStatementsKeepTheConnectionsLockTimeout}) and after a
+     * reclaim ({@code RetentionTest.aReclaimedKeysCallbackKeepsTheConnectionsLockTimeout}).
      */
     private static final String CLAIM_KEY = """
             INSERT INTO <schema>.idempotency_keys
@@ -135,6 +142,10 @@ final class ExecutorSql {
      * insert's WHERE clause: it runs once, before any event row reaches the insert and so before any
      * id is drawn; keys are locked in hash order so two writers cannot deadlock. Events are inserted
      * in the order the callback emitted them.
+     *
+     * <p>Proved by {@code OutboxTest.aWriterOfTheSameOrderingKeyWaitsForTheOtherToCommitSoIdsFollowCommitOrder}
+     * (the lock is taken before any id is drawn) and
+     * {@code OutboxTest.eventsCommitWithTheResultInTheOrderTheCallbackEmittedThem} (emission order).
      */
     private static final String COMPLETE_KEY_WITH_EVENTS = """
             WITH events AS (
