@@ -127,13 +127,22 @@ class LogCaptureTest {
         assertThrows(ResultNotStorableException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant, String.class,
                 tx -> marker + "x".repeat(70_000)));
         // Lease mode: a failing external step, a failing completion, a lost lease swept as unknown.
-        assertThrows(IllegalStateException.class, () -> executor.runWithLease(LeaseRequest.builder("k-" + UUID.randomUUID(), tenant).lease(Duration.ofSeconds(10)).resultType(String.class).build(), leased -> {
+        assertThrows(IllegalStateException.class, () -> executor.runWithLease(
+                LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                        .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                leased -> {
                     throw new IllegalStateException("external " + marker);
                 }, (PostgresTransaction tx, String s) -> s));
-        assertThrows(BusinessFailure.class, () -> executor.runWithLease(LeaseRequest.builder("k-" + UUID.randomUUID(), tenant).lease(Duration.ofSeconds(10)).resultType(String.class).build(), leased -> "charged " + marker, (PostgresTransaction tx, String s) -> {
+        assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                        .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                leased -> "charged " + marker, (PostgresTransaction tx, String s) -> {
                     throw new BusinessFailure("rejected", s);
                 }));
-        assertThrows(LeaseLostException.class, () -> executor.runWithLease(LeaseRequest.builder("k-" + UUID.randomUUID(), tenant).lease(Duration.ofMillis(200)).resultType(String.class).build(), leased -> {
+        assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                        .lease(Duration.ofMillis(200)).resultType(String.class).build(),
+                leased -> {
                     Thread.sleep(600);
                     return "late " + marker;
                 }, (PostgresTransaction tx, String s) -> s));
@@ -207,13 +216,21 @@ class LogCaptureTest {
                         throw new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker));
                     })));
             // Lease mode: storing the external step's business failure fails; a completion jsonb refuses; a lost lease.
-            thrown.add(assertThrows(RuntimeException.class, () -> executor.runWithLease(LeaseRequest.builder("k-" + UUID.randomUUID(), tenant).lease(Duration.ofSeconds(10)).resultType(String.class).build(), leased -> {
+            thrown.add(assertThrows(RuntimeException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                            .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                    leased -> {
                         throw new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker));
                     }, (PostgresTransaction tx, String s) -> s)));
-            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.runWithLease(LeaseRequest.builder("k-" + UUID.randomUUID(), tenant).lease(Duration.ofSeconds(10)).resultType(String.class).build(), leased -> marker + "\u0000",
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                            .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                    leased -> marker + "\u0000",
                     (PostgresTransaction tx, String s) -> s)));
             String lost = "k-" + UUID.randomUUID();
-            thrown.add(assertThrows(LeaseLostException.class, () -> executor.runWithLease(LeaseRequest.builder(lost, tenant).lease(Duration.ofMillis(200)).resultType(String.class).build(), leased -> {
+            thrown.add(assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder(lost, tenant).lease(Duration.ofMillis(200)).resultType(String.class).build(),
+                    leased -> {
                         Thread.sleep(600);
                         return "late " + marker;
                     }, (PostgresTransaction tx, String s) -> s)));

@@ -95,14 +95,17 @@ class TenantIsolationTest {
         String key = "charge-" + UUID.randomUUID();
         CountDownLatch aHoldsTheLease = new CountDownLatch(1);
         CountDownLatch releaseA = new CountDownLatch(1);
-        CompletableFuture<Outcome<String>> a = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(LeaseRequest.builder(key, tenantA).lease(Duration.ofSeconds(30)).resultType(String.class).build(), leased -> {
+        CompletableFuture<Outcome<String>> a = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(
+                LeaseRequest.builder(key, tenantA).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
+                leased -> {
                     aHoldsTheLease.countDown();
                     releaseA.await(30, TimeUnit.SECONDS);
                     return secretA;
                 }, (tx, external) -> effect(tx, external))));
         try {
             assertTrue(aHoldsTheLease.await(30, TimeUnit.SECONDS));
-            Outcome<String> b = executor.runWithLease(LeaseRequest.builder(key, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
+            Outcome<String> b = executor.runWithLease(
+                    LeaseRequest.builder(key, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
                     leased -> "external of B", (tx, external) -> effect(tx, external));
             assertFalse(b.replayed(), "A's lease does not hold B's key");
             assertEquals("external of B", b.result());
@@ -111,13 +114,17 @@ class TenantIsolationTest {
             String bKey = "charge-" + UUID.randomUUID();
             CountDownLatch bHolds = new CountDownLatch(1);
             CountDownLatch releaseB = new CountDownLatch(1);
-            CompletableFuture<Outcome<String>> bFirst = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(LeaseRequest.builder(bKey, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(), leased -> {
+            CompletableFuture<Outcome<String>> bFirst = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(
+                    LeaseRequest.builder(bKey, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
+                    leased -> {
                         bHolds.countDown();
                         releaseB.await(30, TimeUnit.SECONDS);
                         return "b";
                     }, (tx, external) -> external)));
             assertTrue(bHolds.await(30, TimeUnit.SECONDS));
-            KeyInProgressException inProgress = assertThrows(KeyInProgressException.class, () -> executor.runWithLease(LeaseRequest.builder(bKey, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(), leased -> "never", (tx, external) -> external));
+            KeyInProgressException inProgress = assertThrows(KeyInProgressException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder(bKey, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
+                    leased -> "never", (tx, external) -> external));
             assertNoTraceOfA(inProgress);
             releaseB.countDown();
             assertEquals("b", bFirst.get(30, TimeUnit.SECONDS).result());
@@ -140,7 +147,9 @@ class TenantIsolationTest {
     @Test
     void throughUnknownOutcomesTenantBCannotResolveTenantAsKeyAndRunsItsOwn() {
         String key = "payout-" + UUID.randomUUID();
-        assertThrows(LeaseLostException.class, () -> executor.runWithLease(LeaseRequest.builder(key, tenantA).lease(Duration.ofMillis(200)).resultType(String.class).build(), leased -> {
+        assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, tenantA).lease(Duration.ofMillis(200)).resultType(String.class).build(),
+                leased -> {
                     Thread.sleep(600);
                     return secretA;
                 }, (tx, external) -> effect(tx, external)));

@@ -131,9 +131,11 @@ class IsolationLevelTest {
         String leased = newKey();
 
         Outcome<String> again = executor.run(key, "t1", tx -> "new");
-        Outcome<String> lease = executor.runWithLease(LeaseRequest.builder(leased, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+        Outcome<String> lease = executor.runWithLease(
+                LeaseRequest.builder(leased, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 l -> "charged", (tx, s) -> s + "-" + tx.handle().createQuery("SHOW transaction_isolation").mapTo(String.class).one());
-        Outcome<String> leaseReplay = executor.runWithLease(LeaseRequest.builder(leased, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+        Outcome<String> leaseReplay = executor.runWithLease(
+                LeaseRequest.builder(leased, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 l -> "never", (tx, s) -> s);
 
         assertFalse(again.replayed());

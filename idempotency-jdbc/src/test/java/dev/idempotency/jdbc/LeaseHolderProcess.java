@@ -27,7 +27,9 @@ public final class LeaseHolderProcess {
         PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
                 .config(IdempotencyConfig.builder().schema(schema).build())
                 .build();
-        executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(leaseMillis)).resultType(String.class).build(), lease -> {
+        executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(leaseMillis)).resultType(String.class).build(),
+                lease -> {
             System.out.println("CLAIMED " + lease.fencingToken());
             System.out.flush();
             Thread.sleep(Long.MAX_VALUE);

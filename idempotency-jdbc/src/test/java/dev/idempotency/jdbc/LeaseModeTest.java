@@ -64,7 +64,9 @@ class LeaseModeTest {
         AtomicInteger externalCalls = new AtomicInteger();
         List<String> keysSentDownstream = new ArrayList<>();
 
-        Outcome<Charge> first = executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(), lease -> {
+        Outcome<Charge> first = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> {
             externalCalls.incrementAndGet();
             keysSentDownstream.add(lease.key());
             assertEquals("processing", db.keyRow("t1", key).get("status")); // committed before the external step
@@ -74,7 +76,9 @@ class LeaseModeTest {
             tx.outbox().publish("payments", key, Map.of("charge", chargeId));
             return new Charge(chargeId, 700);
         });
-        Outcome<Charge> replay = executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(), lease -> {
+        Outcome<Charge> replay = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> {
             externalCalls.incrementAndGet();
             return "never";
         }, (tx, chargeId) -> new Charge(chargeId, 0));
@@ -94,7 +98,9 @@ class LeaseModeTest {
         String key = newKey();
         CountDownLatch external = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Future<Outcome<Charge>> holder = pool.submit(() -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofMinutes(5)).resultType(Charge.class).build(), lease -> {
+        Future<Outcome<Charge>> holder = pool.submit(() -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMinutes(5)).resultType(Charge.class).build(),
+                lease -> {
                     external.countDown();
                     release.await();
                     return "ch_1";
@@ -102,7 +108,9 @@ class LeaseModeTest {
         assertTrue(external.await(30, TimeUnit.SECONDS));
 
         // The wait budget is 30 s; answering while the holder is still blocked proves no waiting.
-        Future<Object> duplicate = pool.submit(() -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofMinutes(5)).resultType(Charge.class).build(), lease -> "never", (tx, chargeId) -> new Charge(chargeId, 2)));
+        Future<Object> duplicate = pool.submit(() -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMinutes(5)).resultType(Charge.class).build(),
+                lease -> "never", (tx, chargeId) -> new Charge(chargeId, 2)));
         ExecutionException e = assertThrows(ExecutionException.class, () -> duplicate.get(20, TimeUnit.SECONDS));
         assertTrue(e.getCause() instanceof KeyInProgressException, String.valueOf(e.getCause()));
         assertThrows(KeyInProgressException.class, () -> executor.run(key, "t1", tx -> "never"));
@@ -116,7 +124,9 @@ class LeaseModeTest {
         String key = newKey();
         Sweeper sweeper = Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build();
 
-        LeaseLostException e = assertThrows(LeaseLostException.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(), lease -> {
+        LeaseLostException e = assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(),
+                lease -> {
                     awaitLeaseRunOut(key);
                     assertEquals(1, sweeper.sweepOnce().leasesFailed());
                     return "ch_late";
@@ -127,7 +137,9 @@ class LeaseModeTest {
 
         assertTrue(e.getMessage().contains("reconcile"), e.getMessage());
         assertEquals(0, db.payments("t1", key));
-        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(Charge.class).build(), lease -> "never", (tx, chargeId) -> new Charge(chargeId, 0)));
+        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(Charge.class).build(),
+                lease -> "never", (tx, chargeId) -> new Charge(chargeId, 0)));
         assertEquals("lease_expired", replay.code());
     }
 
@@ -135,7 +147,9 @@ class LeaseModeTest {
     void aLeaseThatRanOutWithoutTheSweeperStillRefusesTheCompletion() {
         String key = newKey();
 
-        assertThrows(LeaseLostException.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(), lease -> {
+        assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(),
+                lease -> {
                     awaitLeaseRunOut(key);
                     return "ch_late";
                 }, (tx, chargeId) -> new Charge(chargeId, 1)));
@@ -147,10 +161,15 @@ class LeaseModeTest {
     void aFingerprintMismatchInLeaseModeIsRefusedWithoutRunningTheExternalStep() {
         String key = newKey();
         AtomicInteger externalCalls = new AtomicInteger();
-        executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 100")).resultType(Charge.class).build(),
+        executor.runWithLease(
+                LeaseRequest.builder(key, "t1")
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 100")).resultType(Charge.class).build(),
                 lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("ch", 100));
 
-        assertThrows(KeyReusedException.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 999")).resultType(Charge.class).build(), lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("x", 999)));
+        assertThrows(KeyReusedException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1")
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 999")).resultType(Charge.class).build(),
+                lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("x", 999)));
 
         assertEquals(1, externalCalls.get());
     }
@@ -159,11 +178,14 @@ class LeaseModeTest {
     void aBusinessFailureOfTheExternalStepIsStoredAndReplayed() {
         String key = newKey();
 
-        assertThrows(BusinessFailure.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+        assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
                 lease -> {
                     throw new BusinessFailure("card_declined", "Declined by the issuer");
                 }, (tx, n) -> new Charge("never", 0)));
-        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(), lease -> "never", (tx, n) -> new Charge("never", 0)));
+        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> "never", (tx, n) -> new Charge("never", 0)));
 
         assertTrue(replay.replayed());
         assertEquals("card_declined", replay.code());
@@ -173,12 +195,15 @@ class LeaseModeTest {
     void anyOtherFailureOfTheExternalStepFreesTheKeyForARetry() throws Exception {
         String key = newKey();
 
-        assertThrows(java.io.IOException.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(), lease -> {
+        assertThrows(java.io.IOException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> {
                     throw new java.io.IOException("connection refused by the card network");
                 }, (tx, n) -> new Charge("never", 0)));
         assertEquals(0, db.keyRows("t1", key));
 
-        Outcome<Charge> retry = executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+        Outcome<Charge> retry = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
                 lease -> "ch_2", (tx, chargeId) -> new Charge(chargeId, 2));
         assertFalse(retry.replayed());
     }
@@ -194,12 +219,16 @@ class LeaseModeTest {
             holder.waitFor(30, TimeUnit.SECONDS);
         }
         AtomicInteger externalCalls = new AtomicInteger();
-        assertThrows(KeyInProgressException.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(), lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
+        assertThrows(KeyInProgressException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
 
         awaitLeaseRunOut(key);
         Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build().sweepOnce();
 
-        BusinessFailure unknown = assertThrows(BusinessFailure.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(), lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
+        BusinessFailure unknown = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
         assertEquals("lease_expired", unknown.code());
         assertEquals(0, externalCalls.get());
 
@@ -209,7 +238,8 @@ class LeaseModeTest {
         assertTrue(operator.resolveAsCompleted(key, "t1", "ch_found_at_provider"));
         assertFalse(operator.resolveAsCompleted(key, "t1", "again"));
 
-        Outcome<String> resolved = executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+        Outcome<String> resolved = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 lease -> "never", (tx, n) -> "never");
         assertTrue(resolved.replayed());
         assertEquals("ch_found_at_provider", resolved.result());
@@ -227,7 +257,9 @@ class LeaseModeTest {
 
         assertTrue(operator.resolveAsNotRun(key, "t1"));
 
-        assertFalse(executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(), lease -> "ran",
+        assertFalse(executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                lease -> "ran",
                 (tx, n) -> n).replayed());
     }
 

@@ -41,7 +41,9 @@ class SchemaNotMigratedTest {
         SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class,
                 () -> executor.run("k1", "t1", tx -> "never"));
         SchemaNotMigratedException lease = assertThrows(SchemaNotMigratedException.class,
-                () -> executor.runWithLease(LeaseRequest.builder("k1", "t1").lease(Duration.ofSeconds(1)).resultType(String.class).build(), l -> "never", (tx, s) -> s));
+                () -> executor.runWithLease(
+                        LeaseRequest.builder("k1", "t1").lease(Duration.ofSeconds(1)).resultType(String.class).build(),
+                        l -> "never", (tx, s) -> s));
 
         assertNamesTheFix(e, unmigrated.name(), "IdempotencyConfig.schema");
         assertNamesTheFix(lease, unmigrated.name(), "IdempotencyConfig.schema");

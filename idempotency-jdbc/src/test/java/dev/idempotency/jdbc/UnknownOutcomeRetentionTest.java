@@ -52,7 +52,9 @@ class UnknownOutcomeRetentionTest {
         String key = newKey();
         AtomicInteger externalCalls = new AtomicInteger();
 
-        LeaseLostException lost = assertThrows(LeaseLostException.class, () -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(500)).resultType(String.class).build(), lease -> {
+        LeaseLostException lost = assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(500)).resultType(String.class).build(),
+                lease -> {
                     externalCalls.incrementAndGet();
                     awaitPast(key, "expires_at"); // the lease ran out and so did the key's retention
 
@@ -78,13 +80,18 @@ class UnknownOutcomeRetentionTest {
     void aLeaseLongerThanHalfTheRetentionIsRefusedNamingTheLimit() {
         PostgresIdempotentExecutor twoSeconds = db.executor(c -> c.retention(Duration.ofSeconds(2)));
 
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(LeaseRequest.builder(newKey(), "t1").lease(Duration.ofSeconds(2)).resultType(String.class).build(), lease -> "never", (tx, s) -> s));
-        IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(LeaseRequest.builder(newKey(), "t1").lease(Duration.ofMillis(99)).resultType(String.class).build(), lease -> "never", (tx, s) -> s));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(
+                LeaseRequest.builder(newKey(), "t1").lease(Duration.ofSeconds(2)).resultType(String.class).build(),
+                lease -> "never", (tx, s) -> s));
+        IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(
+                LeaseRequest.builder(newKey(), "t1").lease(Duration.ofMillis(99)).resultType(String.class).build(),
+                lease -> "never", (tx, s) -> s));
 
         assertTrue(e.getMessage().startsWith("lease must be between 100 ms and half the retention"), e.getMessage());
         assertTrue(e.getMessage().contains("PT1S"), e.getMessage());
         assertTrue(tooShort.getMessage().startsWith("lease "), tooShort.getMessage());
-        assertEquals("ran", twoSeconds.runWithLease(LeaseRequest.builder(newKey(), "t1").lease(Duration.ofSeconds(1)).resultType(String.class).build(),
+        assertEquals("ran", twoSeconds.runWithLease(
+                LeaseRequest.builder(newKey(), "t1").lease(Duration.ofSeconds(1)).resultType(String.class).build(),
                 lease -> "ran", (tx, s) -> s).result());
     }
 
@@ -156,7 +163,9 @@ class UnknownOutcomeRetentionTest {
     }
 
     private static Outcome<String> retry(String key, AtomicInteger externalCalls) {
-        return executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(500)).resultType(String.class).build(), lease -> {
+        return executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(500)).resultType(String.class).build(),
+                lease -> {
             externalCalls.incrementAndGet();
             return "ch_second";
         }, (tx, chargeId) -> chargeId);
