@@ -183,6 +183,27 @@ class InvalidInputTest {
         assertFalse(executor.run(key, "t1", tx -> "ran").replayed());
     }
 
+    @Test
+    void aRollbackThatFailsAfterTheCallbackClosedTheConnectionIsKeptAsSuppressed() {
+        String key = newKey();
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            try {
+                tx.handle().getConnection().close();
+            } catch (SQLException closeFailure) {
+                throw new IllegalStateException(closeFailure);
+            }
+            return "x";
+        }));
+
+        assertTrue(e.getMessage().contains("Nothing was stored"), e.getMessage());
+        assertEquals(1, e.getSuppressed().length, "the failed rollback, kept beside the cause");
+        assertTrue(String.valueOf(e.getSuppressed()[0].getCause()).contains("Connection is closed"),
+                String.valueOf(e.getSuppressed()[0]));
+        assertNothingStored(key);
+    }
+
     private static void assertNothingStored(String key) {
         assertEquals(0, db.keyRows("t1", key));
         assertEquals(0, db.payments("t1", key));
