@@ -1,6 +1,6 @@
 -- What PostgresIdempotentExecutor.run(key, tenant, Long.class, callback) sends for a first call whose
 -- callback makes one business insert and publishes one outbox event: the same statements, in the same
--- order, with the text of idempotency-jdbc's SqlStatements. Only these differ, none adding work:
+-- order, with the text of idempotency-jdbc's ExecutorSql. Only these differ, none adding work:
 --   * pgbench sends BEGIN as a round trip of its own; pgjdbc sends it with the first statement;
 --   * NULL binds (no fingerprint, no lease) are written as NULL literals;
 --   * pgbench cannot bind a text[] value, so the one-element arrays are built with ARRAY[...].

@@ -89,7 +89,7 @@ final class PaymentCalls {
                 // PostgresIdempotentExecutor sets lock_timeout to the wait budget in milliseconds, at least 1.
                 "waitbudget", Math.max(1, run.executorConfig().waitBudget().toMillis()) + "ms",
                 "retention", Long.toString(run.executorConfig().retention().toSeconds()),
-                // SqlStatements.OUTBOX_LOCK_SPACE (0x1DE30B0C), the first key of the outbox's advisory locks.
+                // ExecutorSql.OUTBOX_LOCK_SPACE (0x1DE30B0C), the first key of the outbox's advisory locks.
                 "lockspace", "501418764",
                 "topic", TOPIC,
                 "payload", "{\"amount\":1}",

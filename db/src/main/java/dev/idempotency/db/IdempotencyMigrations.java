@@ -1,7 +1,7 @@
 package dev.idempotency.db;
 
+import dev.idempotency.core.internal.SchemaNames;
 import java.util.Objects;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
@@ -27,12 +27,9 @@ public final class IdempotencyMigrations {
     /** Where the migration scripts are on the classpath. */
     public static final String LOCATION = "classpath:db/migration/idempotency";
     /** The schema used when none is named; executors default to the same. */
-    public static final String DEFAULT_SCHEMA = "idempotency";
+    public static final String DEFAULT_SCHEMA = SchemaNames.DEFAULT;
     /** The Flyway history table this class keeps, inside the target schema. */
     public static final String HISTORY_TABLE = "idempotency_schema_history";
-
-    /** Same rule as the executor's configuration: a plain lower-case identifier. */
-    private static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
     private IdempotencyMigrations() {
     }
@@ -50,10 +47,8 @@ public final class IdempotencyMigrations {
     /** The Flyway instance {@link #migrate} uses, for {@code info()} or {@code validate()}. */
     public static Flyway flyway(DataSource dataSource, String schema) {
         Objects.requireNonNull(dataSource, "dataSource");
-        if (schema == null || !SCHEMA_NAME.matcher(schema).matches()) {
-            throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
-                    + SCHEMA_NAME.pattern() + " (was " + schema + ")");
-        }
+        // The same rule as the executor's configuration: a plain lower-case identifier.
+        SchemaNames.require(schema);
         FluentConfiguration configuration = Flyway.configure(IdempotencyMigrations.class.getClassLoader())
                 .dataSource(dataSource)
                 .locations(LOCATION)

@@ -1,5 +1,6 @@
 package dev.idempotency.faults;
 
+import dev.idempotency.core.LeaseRequest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -126,22 +127,28 @@ class LogCaptureTest {
         assertThrows(ResultNotStorableException.class, () -> executor.run("k-" + UUID.randomUUID(), tenant, String.class,
                 tx -> marker + "x".repeat(70_000)));
         // Lease mode: a failing external step, a failing completion, a lost lease swept as unknown.
-        assertThrows(IllegalStateException.class, () -> executor.runWithLease("k-" + UUID.randomUUID(), tenant, null,
-                Duration.ofSeconds(10), String.class, leased -> {
+        assertThrows(IllegalStateException.class, () -> executor.runWithLease(
+                LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                        .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                leased -> {
                     throw new IllegalStateException("external " + marker);
                 }, (PostgresTransaction tx, String s) -> s));
-        assertThrows(BusinessFailure.class, () -> executor.runWithLease("k-" + UUID.randomUUID(), tenant, null,
-                Duration.ofSeconds(10), String.class, leased -> "charged " + marker, (PostgresTransaction tx, String s) -> {
+        assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                        .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                leased -> "charged " + marker, (PostgresTransaction tx, String s) -> {
                     throw new BusinessFailure("rejected", s);
                 }));
-        assertThrows(LeaseLostException.class, () -> executor.runWithLease("k-" + UUID.randomUUID(), tenant, null,
-                Duration.ofMillis(200), String.class, leased -> {
+        assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                        .lease(Duration.ofMillis(200)).resultType(String.class).build(),
+                leased -> {
                     Thread.sleep(600);
                     return "late " + marker;
                 }, (PostgresTransaction tx, String s) -> s));
         Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
         // A consumer whose handler fails.
-        Delivery delivery = IdempotentConsumer.create(executor, "mailer").consume("42", tenant, tx -> {
+        Delivery delivery = IdempotentConsumer.builder(executor, "mailer").build().consume("42", tenant, tx -> {
             throw new IllegalStateException("handler " + marker);
         });
         assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, delivery.outcome());
@@ -209,26 +216,31 @@ class LogCaptureTest {
                         throw new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker));
                     })));
             // Lease mode: storing the external step's business failure fails; a completion jsonb refuses; a lost lease.
-            thrown.add(assertThrows(RuntimeException.class, () -> executor.runWithLease("k-" + UUID.randomUUID(), tenant, null,
-                    Duration.ofSeconds(10), String.class, leased -> {
+            thrown.add(assertThrows(RuntimeException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                            .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                    leased -> {
                         throw new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker));
                     }, (PostgresTransaction tx, String s) -> s)));
-            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.runWithLease("k-" + UUID.randomUUID(),
-                    tenant, null, Duration.ofSeconds(10), String.class, leased -> marker + "\u0000",
+            thrown.add(assertThrows(ResultNotStorableException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
+                            .lease(Duration.ofSeconds(10)).resultType(String.class).build(),
+                    leased -> marker + "\u0000",
                     (PostgresTransaction tx, String s) -> s)));
             String lost = "k-" + UUID.randomUUID();
-            thrown.add(assertThrows(LeaseLostException.class, () -> executor.runWithLease(lost, tenant, null,
-                    Duration.ofMillis(200), String.class, leased -> {
+            thrown.add(assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder(lost, tenant).lease(Duration.ofMillis(200)).resultType(String.class).build(),
+                    leased -> {
                         Thread.sleep(600);
                         return "late " + marker;
                     }, (PostgresTransaction tx, String s) -> s)));
             Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
             // The operator resolves the unknown outcome with values the database refuses.
-            UnknownOutcomes unknown = UnknownOutcomes.create(db.pool("operator", 1),
-                    IdempotencyConfig.builder().schema(db.schema()).build());
+            UnknownOutcomes unknown = UnknownOutcomes.builder(db.pool("operator", 1))
+                    .config(IdempotencyConfig.builder().schema(db.schema()).build()).build();
             assertEquals(1, unknown.list(10).size(), "the lost lease is an unknown outcome");
-            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsCompleted(tenant, lost, marker + "\u0000")));
-            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsFailed(tenant, lost,
+            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsCompleted(lost, tenant, marker + "\u0000")));
+            thrown.add(assertThrows(RuntimeException.class, () -> unknown.resolveAsFailed(lost, tenant,
                     new BusinessFailure("declined", "refuse-me " + marker, Map.of("note", marker)))));
 
             // The relay: a rejected event's dead letter, then a failed attempt, each with a broker's error text

@@ -1,5 +1,6 @@
 package dev.idempotency.faults;
 
+import dev.idempotency.core.LeaseRequest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -89,15 +90,17 @@ class TenantIsolationTest {
         String key = "charge-" + UUID.randomUUID();
         CountDownLatch aHoldsTheLease = new CountDownLatch(1);
         CountDownLatch releaseA = new CountDownLatch(1);
-        CompletableFuture<Outcome<String>> a = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(key, tenantA, null,
-                Duration.ofSeconds(30), String.class, leased -> {
+        CompletableFuture<Outcome<String>> a = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(
+                LeaseRequest.builder(key, tenantA).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
+                leased -> {
                     aHoldsTheLease.countDown();
                     releaseA.await(30, TimeUnit.SECONDS);
                     return secretA;
                 }, (tx, external) -> effect(tx, external))));
         try {
             assertTrue(aHoldsTheLease.await(30, TimeUnit.SECONDS));
-            Outcome<String> b = executor.runWithLease(key, tenantB, null, Duration.ofSeconds(30), String.class,
+            Outcome<String> b = executor.runWithLease(
+                    LeaseRequest.builder(key, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
                     leased -> "external of B", (tx, external) -> effect(tx, external));
             assertFalse(b.replayed(), "A's lease does not hold B's key");
             assertEquals("external of B", b.result());
@@ -106,15 +109,17 @@ class TenantIsolationTest {
             String bKey = "charge-" + UUID.randomUUID();
             CountDownLatch bHolds = new CountDownLatch(1);
             CountDownLatch releaseB = new CountDownLatch(1);
-            CompletableFuture<Outcome<String>> bFirst = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(bKey, tenantB,
-                    null, Duration.ofSeconds(30), String.class, leased -> {
+            CompletableFuture<Outcome<String>> bFirst = CompletableFuture.supplyAsync(() -> unchecked(() -> executor.runWithLease(
+                    LeaseRequest.builder(bKey, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
+                    leased -> {
                         bHolds.countDown();
                         releaseB.await(30, TimeUnit.SECONDS);
                         return "b";
                     }, (tx, external) -> external)));
             assertTrue(bHolds.await(30, TimeUnit.SECONDS));
-            KeyInProgressException inProgress = assertThrows(KeyInProgressException.class, () -> executor.runWithLease(bKey,
-                    tenantB, null, Duration.ofSeconds(30), String.class, leased -> "never", (tx, external) -> external));
+            KeyInProgressException inProgress = assertThrows(KeyInProgressException.class, () -> executor.runWithLease(
+                    LeaseRequest.builder(bKey, tenantB).lease(Duration.ofSeconds(30)).resultType(String.class).build(),
+                    leased -> "never", (tx, external) -> external));
             assertNoTraceOfA(inProgress);
             releaseB.countDown();
             assertEquals("b", bFirst.get(30, TimeUnit.SECONDS).result());
@@ -126,7 +131,7 @@ class TenantIsolationTest {
 
     @Test
     void throughIdempotentConsumerTheSameMessageIdOfAnotherTenantIsAppliedNotADuplicate() {
-        IdempotentConsumer<PostgresTransaction> consumer = IdempotentConsumer.create(executor, "shipping");
+        IdempotentConsumer<PostgresTransaction> consumer = IdempotentConsumer.builder(executor, "shipping").build();
         String messageId = String.valueOf(System.nanoTime());
         assertEquals(Delivery.Outcome.APPLIED, consumer.consume(messageId, tenantA, tx -> effect(tx, secretA)).outcome());
         assertEquals(Delivery.Outcome.APPLIED, consumer.consume(messageId, tenantB, tx -> effect(tx, "b")).outcome());
@@ -137,19 +142,20 @@ class TenantIsolationTest {
     @Test
     void throughUnknownOutcomesTenantBCannotResolveTenantAsKeyAndRunsItsOwn() {
         String key = "payout-" + UUID.randomUUID();
-        assertThrows(LeaseLostException.class, () -> executor.runWithLease(key, tenantA, null, Duration.ofMillis(200),
-                String.class, leased -> {
+        assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, tenantA).lease(Duration.ofMillis(200)).resultType(String.class).build(),
+                leased -> {
                     Thread.sleep(600);
                     return secretA;
                 }, (tx, external) -> effect(tx, external)));
         IdempotencyConfig config = IdempotencyConfig.builder().schema(db.schema()).build();
         Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
-        UnknownOutcomes unknown = UnknownOutcomes.create(db.pool("operator", 1), config);
+        UnknownOutcomes unknown = UnknownOutcomes.builder(db.pool("operator", 1)).config(config).build();
         assertTrue(unknown.list(1000).stream().anyMatch(u -> u.tenant().equals(tenantA) && u.key().equals(key)),
                 "A's key awaits reconciliation");
 
-        assertFalse(unknown.resolveAsCompleted(tenantB, key, "forged by B"), "B cannot resolve A's key");
-        assertFalse(unknown.resolveAsNotRun(tenantB, key));
+        assertFalse(unknown.resolveAsCompleted(key, tenantB, "forged by B"), "B cannot resolve A's key");
+        assertFalse(unknown.resolveAsNotRun(key, tenantB));
         Outcome<String> b = executor.run(key, tenantB, String.class, tx -> effect(tx, "b"));
         assertFalse(b.replayed());
         BusinessFailure stillUnknown = assertThrows(BusinessFailure.class,

@@ -15,7 +15,6 @@ public class BusinessFailure extends RuntimeException {
 
     private final String code;
     private final Map<String, String> details;
-    private final boolean replayed;
 
     /** A failure with a machine-readable {@code code} (e.g. {@code card_declined}) and a message for people. */
     public BusinessFailure(String code, String message) {
@@ -24,10 +23,6 @@ public class BusinessFailure extends RuntimeException {
 
     /** As {@link #BusinessFailure(String, String)}, with string details (e.g. {@code decline_code}). */
     public BusinessFailure(String code, String message, Map<String, String> details) {
-        this(code, message, details, false);
-    }
-
-    private BusinessFailure(String code, String message, Map<String, String> details, boolean replayed) {
         super(Objects.requireNonNull(message, "message"));
         Objects.requireNonNull(code, "code");
         if (code.isBlank() || code.length() > MAX_CODE_LENGTH) {
@@ -35,12 +30,6 @@ public class BusinessFailure extends RuntimeException {
         }
         this.code = code;
         this.details = Map.copyOf(Objects.requireNonNull(details, "details"));
-        this.replayed = replayed;
-    }
-
-    /** The failure as read back from storage for a later call with the same key. */
-    public static BusinessFailure replayOf(String code, String message, Map<String, String> details) {
-        return new BusinessFailure(code, message, details, true);
     }
 
     /** The machine-readable failure code. */
@@ -55,6 +44,7 @@ public class BusinessFailure extends RuntimeException {
 
     /** True when this failure was stored by an earlier call and this call did not run the callback. */
     public boolean replayed() {
-        return replayed;
+        return false; // the library's replayed failures override this
+
     }
 }

@@ -2,20 +2,17 @@ package dev.idempotency.core;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.idempotency.core.internal.SchemaNames;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Immutable, validated settings of an executor. Build with {@link #builder()}; invalid values fail
  * at {@link Builder#build()}, not at the first request.
  */
 public final class IdempotencyConfig {
-    /** Lower-case SQL identifiers only, so a schema name never needs more than plain double quotes. */
-    private static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-
     private final String schema;
     private final Duration retention;
     private final Duration waitBudget;
@@ -32,19 +29,6 @@ public final class IdempotencyConfig {
         this.maxOutboxPayloadBytes = b.maxOutboxPayloadBytes;
         this.objectMapper = b.objectMapper.copy();
         this.allowedResultTypes = Set.copyOf(b.allowedResultTypes);
-    }
-
-    /**
-     * Checks a schema name by the rule every component that takes one applies: a lower-case SQL
-     * identifier, so it is quoted safely and never concatenated raw. Returns it, or throws
-     * {@link IllegalArgumentException} naming the setting.
-     */
-    public static String requireSchemaName(String schema) {
-        if (schema == null || !SCHEMA_NAME.matcher(schema).matches()) {
-            throw new IllegalArgumentException("schema must be a lower-case SQL identifier matching "
-                    + SCHEMA_NAME.pattern() + " (was " + schema + ")");
-        }
-        return schema;
     }
 
     /** A builder holding the defaults: schema {@code idempotency}, 24 h retention, 5 s wait budget. */
@@ -107,7 +91,7 @@ public final class IdempotencyConfig {
 
     /** Mutable builder for {@link IdempotencyConfig}. */
     public static final class Builder {
-        private String schema = "idempotency";
+        private String schema = SchemaNames.DEFAULT;
         private Duration retention = Duration.ofHours(24);
         private Duration waitBudget = Duration.ofSeconds(5);
         private int maxResultBytes = 64 * 1024;
@@ -170,7 +154,7 @@ public final class IdempotencyConfig {
 
         /** Validates and freezes the settings. */
         public IdempotencyConfig build() {
-            requireSchemaName(schema);
+            SchemaNames.require(schema);
             requirePositive("retention", retention, Duration.ofSeconds(1));
             Objects.requireNonNull(waitBudget, "waitBudget");
             if (waitBudget.isNegative() || waitBudget.compareTo(Duration.ofHours(1)) > 0) {

@@ -79,12 +79,18 @@ public interface IdempotentExecutor<TX extends IdempotentTransaction> {
      * purged, whatever the retention: only an operator's resolution frees the key, so the external
      * step never runs twice for one key.
      *
-     * @param fingerprint the request's fingerprint, or null for none
-     * @param lease how long the external step and completion may take; 100 ms to half the
-     *              retention ({@link IdempotencyConfig#maxLease()}), else {@link IllegalArgumentException}
+     * <p>The request names the key, tenant, lease, result type and optional fingerprint by name:
+     * <pre>{@code
+     * executor.runWithLease(LeaseRequest.builder(key, tenant).lease(Duration.ofSeconds(30))
+     *                 .fingerprint(fingerprint).resultType(Receipt.class).build(),
+     *         lease -> cardNetwork.charge(request, lease.key()),
+     *         (tx, charge) -> new Receipt(charge.id()));
+     * }</pre>
+     *
+     * @param request the key, its lease ({@link LeaseRequest#lease()}: 100 ms to half the retention,
+     *                {@link IdempotencyConfig#maxLease()}, else {@link IllegalArgumentException}), the
+     *                result type and the fingerprint, if any
      */
-    <S, T, X extends Exception> Outcome<T> runWithLease(String key, String tenant, RequestFingerprint fingerprint,
-                                                        java.time.Duration lease, Class<T> resultType,
-                                                        ExternalStep<S, X> externalStep,
+    <S, T, X extends Exception> Outcome<T> runWithLease(LeaseRequest<T> request, ExternalStep<S, X> externalStep,
                                                         CompletionStep<TX, S, T, X> completion) throws X;
 }

@@ -2,21 +2,29 @@ package dev.idempotency.jdbc;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 
 /**
- * One of {@link SqlStatements} for the executor's per-call path, run on plain JDBC: its
- * {@code :name} parameters are turned into positions once, so a call binds by index instead of
- * through Jdbi's argument machinery (which profiled at most of the executor's client CPU). The SQL
- * text a reader sees is unchanged; pgjdbc still prepares it server-side after a few uses.
+ * One of the executor's statements ({@link ExecutorSql}), run on plain JDBC on the connection of
+ * the callback's Jdbi handle: its {@code :name} parameters are turned into positions once, so a
+ * call binds by index instead of through Jdbi's argument machinery (which profiled at most of the
+ * executor's client CPU), and the caller's Jdbi configuration (template engine, SQL parser,
+ * customizers) never rewrites it. The SQL text a reader sees is unchanged; pgjdbc still prepares
+ * it server-side after a few uses.
+ *
+ * <p>The parser is deliberately small: a {@code :name} is a colon followed by a letter, not
+ * preceded by another colon ({@code ::type} casts stay). It does not skip string literals or
+ * comments, so the executor's SQL holds no colon inside either ({@code JdbcStatementTest}).
  */
 final class JdbcStatement {
     /** A {@code :name} parameter; {@code ::type} casts are not parameters. */
@@ -131,6 +139,50 @@ final class JdbcStatement {
         public void close() throws SQLException {
             statement.close();
         }
+    }
+
+    /** Binds a call's parameters. */
+    @FunctionalInterface
+    interface Binding {
+        void bind(Call call) throws SQLException;
+    }
+
+    /** Reads one row. */
+    @FunctionalInterface
+    interface RowReader<R> {
+        R read(ResultSet row) throws SQLException;
+    }
+
+    /** Runs this statement on {@code connection}; returns the rows changed. */
+    int update(Connection connection, Binding binding) {
+        try (Call call = on(connection)) {
+            binding.bind(call);
+            return call.update();
+        } catch (SQLException e) {
+            throw failure(e);
+        }
+    }
+
+    /** Runs this query on {@code connection}; returns its first row, read by {@code reader}, if any. */
+    <R> Optional<R> queryFirst(Connection connection, Binding binding, RowReader<R> reader) {
+        try (Call call = on(connection)) {
+            binding.bind(call);
+            try (ResultSet rows = call.statement.executeQuery()) {
+                return rows.next() ? Optional.ofNullable(reader.read(rows)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw failure(e);
+        }
+    }
+
+    /** The SQL sent to the driver, with {@code ?} for each parameter. */
+    String positionalSql() {
+        return sql;
+    }
+
+    /** The positions, from 1, at which {@code name} is bound; empty for a name the statement lacks. */
+    int[] positionsOf(String name) {
+        return positions.getOrDefault(name, new int[0]).clone();
     }
 
     /** Prepares this statement on {@code connection}; close the call when done. */

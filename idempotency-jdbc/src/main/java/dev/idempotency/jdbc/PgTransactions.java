@@ -24,6 +24,43 @@ final class PgTransactions {
     private PgTransactions() {
     }
 
+    /** Work inside a transaction; it commits with {@link #commit(Handle)} before it returns. */
+    @FunctionalInterface
+    interface Work<R, X extends Exception> {
+        R run() throws X;
+    }
+
+    /**
+     * Begins a transaction on {@code handle}, runs {@code work} (which commits), and rolls back if it
+     * throws; a rollback that fails too is added to the work's exception as suppressed.
+     *
+     * <p>The executor's one transaction idiom. Jdbi's own ({@code Handle.inTransaction}) ends the
+     * transaction through its {@code TransactionHandler}, i.e. {@code Connection.commit()}, which
+     * pgjdbc turns into a named statement and which commits blindly; swapping the handler would mean
+     * changing the caller's Jdbi, so this helper keeps Jdbi's shape with our COMMIT and ROLLBACK.
+     */
+    static <R, X extends Exception> R inTransaction(Handle handle, Work<R, X> work) throws X {
+        handle.begin();
+        try {
+            return work.run();
+        } catch (Throwable e) {
+            rollbackAfter(handle, e);
+            throw e;
+        }
+    }
+
+    /** Rolls back a transaction {@code failure} left open, keeping a failed rollback as suppressed. */
+    private static void rollbackAfter(Handle handle, Throwable failure) {
+        if (handle.isClosed() || !handle.isInTransaction()) {
+            return; // the work committed before it threw (a stored business failure), or the handle is gone
+        }
+        try {
+            rollback(handle);
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
     /**
      * Commits, after checking that PostgreSQL has not aborted the transaction.
      *

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.ResultNotStorableException;
+import dev.idempotency.core.internal.ReplayedFailure;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -179,7 +180,7 @@ final class ResultCodec {
                 Map.Entry<String, JsonNode> field = it.next();
                 details.put(field.getKey(), field.getValue().asText());
             }
-            return BusinessFailure.replayOf(node.path("code").asText(), node.path("message").asText(), details);
+            return new ReplayedFailure(node.path("code").asText(), node.path("message").asText(), details);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored failure is not valid JSON (" + RedactedErrors.jsonProblem(e) + ")", RedactedErrors.jsonStandIn(e));
         }

@@ -2,6 +2,7 @@ package dev.idempotency.jdbc;
 
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.SchemaNotMigratedException;
+import dev.idempotency.core.internal.SchemaNames;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -40,7 +41,7 @@ public final class Sweeper implements AutoCloseable {
 
     private final Jdbi jdbi;
     private final String schema;
-    private final SqlStatements sql;
+    private final ExecutorSql sql;
     private final int batchSize;
     private final int maxBatches;
     private final Duration interval;
@@ -52,7 +53,7 @@ public final class Sweeper implements AutoCloseable {
     private Sweeper(Builder builder) {
         this.jdbi = builder.jdbi;
         this.schema = builder.schema;
-        this.sql = new SqlStatements(builder.schema);
+        this.sql = new ExecutorSql(builder.schema);
         this.batchSize = builder.batchSize;
         this.maxBatches = builder.maxBatchesPerSweep;
         this.interval = builder.interval;
@@ -153,7 +154,7 @@ public final class Sweeper implements AutoCloseable {
     /** Settings of a {@link Sweeper}, validated at {@link #build()}. */
     public static final class Builder {
         private final Jdbi jdbi;
-        private String schema = "idempotency";
+        private String schema = SchemaNames.DEFAULT;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private int maxBatchesPerSweep = DEFAULT_MAX_BATCHES_PER_SWEEP;
         private Duration interval = DEFAULT_INTERVAL;
@@ -194,7 +195,7 @@ public final class Sweeper implements AutoCloseable {
         }
 
         public Sweeper build() {
-            IdempotencyConfig.requireSchemaName(schema);
+            SchemaNames.require(schema);
             requireRange("batchSize", batchSize);
             requireRange("maxBatchesPerSweep", maxBatchesPerSweep);
             Objects.requireNonNull(interval, "interval");

@@ -3,6 +3,7 @@ package dev.idempotency.jdbc;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idempotency.core.IdempotencyKeys;
+import dev.idempotency.core.internal.Labels;
 import dev.idempotency.core.outbox.OutboxWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -63,8 +64,8 @@ final class TransactionOutbox implements OutboxWriter {
         if (!open) {
             throw new IllegalStateException("this transaction has ended; publish outbox events inside the callback");
         }
-        IdempotencyKeys.requireLabel("topic", topic, MAX_TOPIC_LENGTH);
-        IdempotencyKeys.requireLabel("partitionKey", partitionKey, MAX_PARTITION_KEY_LENGTH);
+        Labels.requireLabel("topic", topic, MAX_TOPIC_LENGTH);
+        Labels.requireLabel("partitionKey", partitionKey, MAX_PARTITION_KEY_LENGTH);
         int size = json.getBytes(StandardCharsets.UTF_8).length;
         if (size > maxPayloadBytes) {
             throw new IllegalArgumentException("payload is " + size + " bytes of JSON, over the configured maximum of "
@@ -72,8 +73,8 @@ final class TransactionOutbox implements OutboxWriter {
         }
         Objects.requireNonNull(headers, "headers must not be null (use Map.of())");
         headers.forEach((name, value) -> {
-            IdempotencyKeys.requireLabel("header name", name, MAX_HEADER_NAME_LENGTH);
-            IdempotencyKeys.requireLabel("header " + name, value, MAX_HEADER_VALUE_LENGTH);
+            Labels.requireLabel("header name", name, MAX_HEADER_NAME_LENGTH);
+            Labels.requireLabel("header " + name, value, MAX_HEADER_VALUE_LENGTH);
         });
         try {
             events.add(new Event(topic, partitionKey, json, mapper.writeValueAsString(headers)));
@@ -98,7 +99,7 @@ final class TransactionOutbox implements OutboxWriter {
 
     /**
      * Binds the buffered events, in emission order, onto the statement that stores the result and
-     * inserts them ({@link SqlStatements#completeKeyWithEvents}).
+     * inserts them ({@link ExecutorSql#completeKeyWithEvents}).
      */
     void bindEvents(JdbcStatement.Call completion) throws java.sql.SQLException {
         List<String> orderingKeys = new ArrayList<>(events.size());
@@ -113,7 +114,7 @@ final class TransactionOutbox implements OutboxWriter {
             payloads.add(event.payloadJson());
             headers.add(event.headersJson());
         }
-        completion.integer("lockSpace", SqlStatements.OUTBOX_LOCK_SPACE)
+        completion.integer("lockSpace", ExecutorSql.OUTBOX_LOCK_SPACE)
                 .textArray("orderingKeys", orderingKeys)
                 .textArray("topics", topics)
                 .textArray("partitionKeys", partitionKeys)

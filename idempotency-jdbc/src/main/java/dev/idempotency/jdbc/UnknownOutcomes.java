@@ -22,28 +22,26 @@ import org.jdbi.v3.core.Jdbi;
  */
 public final class UnknownOutcomes {
     /** One key awaiting reconciliation; {@code leaseExpiredAt} is null only for a row marked so by hand. */
-    public record UnknownOutcome(String tenant, String key, Instant claimedAt, Instant leaseExpiredAt) {
+    public record UnknownOutcome(String key, String tenant, Instant claimedAt, Instant leaseExpiredAt) {
     }
 
     private final Jdbi jdbi;
     private final String schema;
-    private final SqlStatements sql;
+    private final ExecutorSql sql;
     private final ResultCodec codec;
     private final double retentionSeconds;
 
     private UnknownOutcomes(Jdbi jdbi, IdempotencyConfig config) {
         this.jdbi = jdbi;
         this.schema = config.schema();
-        this.sql = new SqlStatements(config.schema());
+        this.sql = new ExecutorSql(config.schema());
         this.codec = new ResultCodec(config);
         this.retentionSeconds = config.retention().toMillis() / 1000.0;
     }
 
-    /** Works on the schema and with the mapper of {@code config}. */
-    public static UnknownOutcomes create(DataSource dataSource, IdempotencyConfig config) {
-        return new UnknownOutcomes(RedactedErrors.withoutArgumentsInMessages(
-                Jdbi.create(Objects.requireNonNull(dataSource, "dataSource"))),
-                Objects.requireNonNull(config, "config"));
+    /** An operator's view on {@code dataSource}; the configuration defaults to {@link IdempotencyConfig#defaults()}. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
     }
 
     /** Up to {@code limit} keys awaiting reconciliation, oldest lease first. */
@@ -52,13 +50,13 @@ public final class UnknownOutcomes {
             throw new IllegalArgumentException("limit must be positive (was " + limit + ")");
         }
         return withHandle(h -> h.createQuery(sql.listUnknownOutcomes).bind("limit", limit)
-                .map((rs, ctx) -> new UnknownOutcome(rs.getString("tenant_id"), rs.getString("idempotency_key"),
+                .map((rs, ctx) -> new UnknownOutcome(rs.getString("idempotency_key"), rs.getString("tenant_id"),
                         rs.getTimestamp("created_at").toInstant(), instant(rs.getTimestamp("lease_expires_at"))))
                 .list());
     }
 
     /** The external step took effect with this result; replays return it from now on. */
-    public boolean resolveAsCompleted(String tenant, String key, Object result) {
+    public boolean resolveAsCompleted(String key, String tenant, Object result) {
         IdempotencyKeys.validate(key, tenant);
         ResultCodec.StoredResult stored = codec.encode(result, result == null ? null : result.getClass());
         return withHandle(h -> h.createUpdate(sql.resolveUnknownAsCompleted)
@@ -69,7 +67,7 @@ public final class UnknownOutcomes {
     }
 
     /** The external step ended in this business failure; replays throw it from now on. */
-    public boolean resolveAsFailed(String tenant, String key, BusinessFailure failure) {
+    public boolean resolveAsFailed(String key, String tenant, BusinessFailure failure) {
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(failure, "failure");
         return withHandle(h -> h.createUpdate(sql.resolveUnknownAsFailed)
@@ -79,7 +77,7 @@ public final class UnknownOutcomes {
     }
 
     /** The external step did not take effect; the next call with this key runs it again. */
-    public boolean resolveAsNotRun(String tenant, String key) {
+    public boolean resolveAsNotRun(String key, String tenant) {
         IdempotencyKeys.validate(key, tenant);
         return withHandle(h -> h.createUpdate(sql.resolveUnknownAsNotRun)
                 .bind("tenant", tenant).bind("key", key)
@@ -99,6 +97,29 @@ public final class UnknownOutcomes {
             return jdbi.withHandle(work);
         } catch (RuntimeException e) {
             throw DatabaseErrors.schemaMissing(RedactedErrors.redact(e), schema, "IdempotencyConfig.schema");
+        }
+    }
+
+    /** Builds {@link UnknownOutcomes}; touches no database. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private IdempotencyConfig config = IdempotencyConfig.defaults();
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        /**
+         * The executor's configuration: its schema, its object mapper (for results), and its retention
+         * (a resolved outcome is replayed for at least one more retention).
+         */
+        public Builder config(IdempotencyConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        public UnknownOutcomes build() {
+            return new UnknownOutcomes(RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource)), config);
         }
     }
 }

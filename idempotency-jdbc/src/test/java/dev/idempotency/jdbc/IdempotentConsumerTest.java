@@ -41,7 +41,7 @@ class IdempotentConsumerTest {
     @BeforeAll
     static void setUp() {
         db.schema.execute("CREATE TABLE shipments (message_id text NOT NULL, consumer text NOT NULL)");
-        consumer = IdempotentConsumer.create(db.executor(c -> c.waitBudget(Duration.ofMillis(300))), "shipping");
+        consumer = IdempotentConsumer.builder(db.executor(c -> c.waitBudget(Duration.ofMillis(300))), "shipping").build();
     }
 
     private static void ship(PostgresTransaction tx, String messageId, String consumerName) {
@@ -65,7 +65,7 @@ class IdempotentConsumerTest {
         }
         Collections.shuffle(deliveries);
         PostgresIdempotentExecutor patient = db.executor(c -> c.waitBudget(Duration.ofSeconds(30)));
-        IdempotentConsumer<PostgresTransaction> racing = IdempotentConsumer.create(patient, "shipping");
+        IdempotentConsumer<PostgresTransaction> racing = IdempotentConsumer.builder(patient, "shipping").build();
         Map<Delivery.Outcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
         ExecutorService threads = Executors.newFixedThreadPool(8);
         try {
@@ -154,7 +154,7 @@ class IdempotentConsumerTest {
     @Test
     void twoConsumersOfOneMessageEachApplyItOnce() {
         String messageId = UUID.randomUUID().toString();
-        IdempotentConsumer<PostgresTransaction> billing = IdempotentConsumer.create(db.executor(), "billing");
+        IdempotentConsumer<PostgresTransaction> billing = IdempotentConsumer.builder(db.executor(), "billing").build();
 
         assertEquals(Delivery.Outcome.APPLIED, consumer.consume(messageId, "t1", tx -> ship(tx, messageId, "shipping")).outcome());
         assertEquals(Delivery.Outcome.APPLIED, billing.consume(messageId, "t1", tx -> ship(tx, messageId, "billing")).outcome());
@@ -184,7 +184,7 @@ class IdempotentConsumerTest {
     void aHandlerThatKeepsFailingIsDeadLetteredOnItsMaxAttemptsThFailureAndTheOperatorIsWarnedWithoutThePayload() {
         String messageId = UUID.randomUUID().toString();
         String payload = "PAYLOAD-" + UUID.randomUUID();
-        IdempotentConsumer<PostgresTransaction> failing = IdempotentConsumer.create(db.executor(), "failing-projector", 3);
+        IdempotentConsumer<PostgresTransaction> failing = IdempotentConsumer.builder(db.executor(), "failing-projector").maxAttempts(3).build();
         Logger logger = (Logger) LoggerFactory.getLogger(IdempotentConsumer.class);
         ListAppender<ILoggingEvent> captured = new ListAppender<>();
         captured.start();
@@ -221,7 +221,7 @@ class IdempotentConsumerTest {
     void failedAttemptsAreCountedInTheDatabaseAcrossConsumerInstances() {
         String messageId = UUID.randomUUID().toString();
         List<IdempotentConsumer<PostgresTransaction>> instances = List.of(
-                IdempotentConsumer.create(db.executor(), "inventory"), IdempotentConsumer.create(db.executor(), "inventory"));
+                IdempotentConsumer.builder(db.executor(), "inventory").build(), IdempotentConsumer.builder(db.executor(), "inventory").build());
         assertEquals(IdempotentConsumer.DEFAULT_MAX_ATTEMPTS, instances.get(0).maxAttempts());
 
         List<Delivery.Outcome> outcomes = new ArrayList<>();
@@ -243,7 +243,7 @@ class IdempotentConsumerTest {
     @Test
     void failuresTheDatabaseCallsTransientAreNotCountedAgainstTheMessage() {
         String messageId = UUID.randomUUID().toString();
-        IdempotentConsumer<PostgresTransaction> strict = IdempotentConsumer.create(db.executor(), "conflicting", 2);
+        IdempotentConsumer<PostgresTransaction> strict = IdempotentConsumer.builder(db.executor(), "conflicting").maxAttempts(2).build();
 
         for (int i = 0; i < 4; i++) {
             Delivery delivery = strict.consume(messageId, "t1", tx -> tx.handle().execute(
@@ -259,7 +259,7 @@ class IdempotentConsumerTest {
     void aDeadLetteredMessageReDrivenAfterAFixIsAppliedAndAFailingOneGoesStraightBack() {
         String fixed = UUID.randomUUID().toString();
         String stillBroken = UUID.randomUUID().toString();
-        IdempotentConsumer<PostgresTransaction> once = IdempotentConsumer.create(db.executor(), "redrive", 1);
+        IdempotentConsumer<PostgresTransaction> once = IdempotentConsumer.builder(db.executor(), "redrive").maxAttempts(1).build();
 
         for (String messageId : List.of(fixed, stillBroken)) {
             assertEquals(Delivery.Outcome.DEAD_LETTER, once.consume(messageId, "t1", tx -> {
@@ -279,12 +279,12 @@ class IdempotentConsumerTest {
         // "orders" consuming message "audit:7" and "orders:audit" consuming message "7" would both use key "orders:audit:7".
         for (String name : List.of("orders:audit", "orders#audit", "a b", "caf\u00e9", "billing\u200B")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> IdempotentConsumer.create(db.executor(), name), name);
+                    () -> IdempotentConsumer.builder(db.executor(), name).build(), name);
             assertTrue(e.getMessage().startsWith("name "), e.getMessage());
         }
         IllegalArgumentException attempts = assertThrows(IllegalArgumentException.class,
-                () -> IdempotentConsumer.create(db.executor(), "billing", 0));
+                () -> IdempotentConsumer.builder(db.executor(), "billing").maxAttempts(0).build());
         assertTrue(attempts.getMessage().startsWith("maxAttempts "), attempts.getMessage());
-        assertNotEquals(null, IdempotentConsumer.create(db.executor(), "Billing_v2.projector-1"));
+        assertNotEquals(null, IdempotentConsumer.builder(db.executor(), "Billing_v2.projector-1").build());
     }
 }

@@ -159,7 +159,7 @@ class InvalidInputTest {
         BusinessFailure retry = assertThrows(BusinessFailure.class, () -> executor.run(key, "t1", tx -> "never"));
 
         assertTrue(e.getMessage().contains("committed, rolled back or closed"), e.getMessage());
-        assertEquals(PostgresIdempotentExecutor.ENDED_BY_CALLBACK, retry.code());
+        assertEquals(CallbackRunner.ENDED_BY_CALLBACK, retry.code());
         assertEquals(1, db.payments("t1", key));
     }
 
@@ -176,6 +176,27 @@ class InvalidInputTest {
         assertTrue(e.getMessage().contains("Nothing was stored"), e.getMessage());
         assertNothingStored(key);
         assertFalse(executor.run(key, "t1", tx -> "ran").replayed());
+    }
+
+    @Test
+    void aRollbackThatFailsAfterTheCallbackClosedTheConnectionIsKeptAsSuppressed() {
+        String key = newKey();
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            try {
+                tx.handle().getConnection().close();
+            } catch (SQLException closeFailure) {
+                throw new IllegalStateException(closeFailure);
+            }
+            return "x";
+        }));
+
+        assertTrue(e.getMessage().contains("Nothing was stored"), e.getMessage());
+        assertEquals(1, e.getSuppressed().length, "the failed rollback, kept beside the cause");
+        assertTrue(String.valueOf(e.getSuppressed()[0].getCause()).contains("Connection is closed"),
+                String.valueOf(e.getSuppressed()[0]));
+        assertNothingStored(key);
     }
 
     private static void assertNothingStored(String key) {

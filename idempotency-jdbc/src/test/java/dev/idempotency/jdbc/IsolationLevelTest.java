@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.core.LeaseRequest;
 import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -130,9 +131,11 @@ class IsolationLevelTest {
         String leased = newKey();
 
         Outcome<String> again = executor.run(key, "t1", tx -> "new");
-        Outcome<String> lease = executor.runWithLease(leased, "t1", null, Duration.ofSeconds(5), String.class,
+        Outcome<String> lease = executor.runWithLease(
+                LeaseRequest.builder(leased, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 l -> "charged", (tx, s) -> s + "-" + tx.handle().createQuery("SHOW transaction_isolation").mapTo(String.class).one());
-        Outcome<String> leaseReplay = executor.runWithLease(leased, "t1", null, Duration.ofSeconds(5), String.class,
+        Outcome<String> leaseReplay = executor.runWithLease(
+                LeaseRequest.builder(leased, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 l -> "never", (tx, s) -> s);
 
         assertFalse(again.replayed());

@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.core.LeaseRequest;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
 import java.time.Duration;
@@ -26,7 +27,9 @@ public final class LeaseHolderProcess {
         PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
                 .config(IdempotencyConfig.builder().schema(schema).build())
                 .build();
-        executor.runWithLease(key, "t1", null, Duration.ofMillis(leaseMillis), String.class, lease -> {
+        executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(leaseMillis)).resultType(String.class).build(),
+                lease -> {
             System.out.println("CLAIMED " + lease.fencingToken());
             System.out.flush();
             Thread.sleep(Long.MAX_VALUE);

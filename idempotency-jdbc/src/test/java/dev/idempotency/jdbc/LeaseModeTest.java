@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.core.LeaseRequest;
 import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -63,7 +64,9 @@ class LeaseModeTest {
         AtomicInteger externalCalls = new AtomicInteger();
         List<String> keysSentDownstream = new ArrayList<>();
 
-        Outcome<Charge> first = executor.runWithLease(key, "t1", null, Duration.ofSeconds(30), Charge.class, lease -> {
+        Outcome<Charge> first = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> {
             externalCalls.incrementAndGet();
             keysSentDownstream.add(lease.key());
             assertEquals("processing", db.keyRow("t1", key).get("status")); // committed before the external step
@@ -73,7 +76,9 @@ class LeaseModeTest {
             tx.outbox().publish("payments", key, Map.of("charge", chargeId));
             return new Charge(chargeId, 700);
         });
-        Outcome<Charge> replay = executor.runWithLease(key, "t1", null, Duration.ofSeconds(30), Charge.class, lease -> {
+        Outcome<Charge> replay = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> {
             externalCalls.incrementAndGet();
             return "never";
         }, (tx, chargeId) -> new Charge(chargeId, 0));
@@ -93,8 +98,9 @@ class LeaseModeTest {
         String key = newKey();
         CountDownLatch external = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Future<Outcome<Charge>> holder = pool.submit(() -> executor.runWithLease(key, "t1", null, Duration.ofMinutes(5),
-                Charge.class, lease -> {
+        Future<Outcome<Charge>> holder = pool.submit(() -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMinutes(5)).resultType(Charge.class).build(),
+                lease -> {
                     external.countDown();
                     release.await();
                     return "ch_1";
@@ -102,8 +108,9 @@ class LeaseModeTest {
         assertTrue(external.await(30, TimeUnit.SECONDS));
 
         // The wait budget is 30 s; answering while the holder is still blocked proves no waiting.
-        Future<Object> duplicate = pool.submit(() -> executor.runWithLease(key, "t1", null, Duration.ofMinutes(5),
-                Charge.class, lease -> "never", (tx, chargeId) -> new Charge(chargeId, 2)));
+        Future<Object> duplicate = pool.submit(() -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMinutes(5)).resultType(Charge.class).build(),
+                lease -> "never", (tx, chargeId) -> new Charge(chargeId, 2)));
         ExecutionException e = assertThrows(ExecutionException.class, () -> duplicate.get(20, TimeUnit.SECONDS));
         assertTrue(e.getCause() instanceof KeyInProgressException, String.valueOf(e.getCause()));
         assertThrows(KeyInProgressException.class, () -> executor.run(key, "t1", tx -> "never"));
@@ -117,8 +124,9 @@ class LeaseModeTest {
         String key = newKey();
         Sweeper sweeper = Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build();
 
-        LeaseLostException e = assertThrows(LeaseLostException.class, () -> executor.runWithLease(key, "t1", null,
-                Duration.ofMillis(300), Charge.class, lease -> {
+        LeaseLostException e = assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(),
+                lease -> {
                     awaitLeaseRunOut(key);
                     assertEquals(1, sweeper.sweepOnce().leasesFailed());
                     return "ch_late";
@@ -129,8 +137,9 @@ class LeaseModeTest {
 
         assertTrue(e.getMessage().contains("reconcile"), e.getMessage());
         assertEquals(0, db.payments("t1", key));
-        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(key, "t1", null,
-                Duration.ofSeconds(5), Charge.class, lease -> "never", (tx, chargeId) -> new Charge(chargeId, 0)));
+        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(Charge.class).build(),
+                lease -> "never", (tx, chargeId) -> new Charge(chargeId, 0)));
         assertEquals("lease_expired", replay.code());
     }
 
@@ -138,8 +147,9 @@ class LeaseModeTest {
     void aLeaseThatRanOutWithoutTheSweeperStillRefusesTheCompletion() {
         String key = newKey();
 
-        assertThrows(LeaseLostException.class, () -> executor.runWithLease(key, "t1", null, Duration.ofMillis(300),
-                Charge.class, lease -> {
+        assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(),
+                lease -> {
                     awaitLeaseRunOut(key);
                     return "ch_late";
                 }, (tx, chargeId) -> new Charge(chargeId, 1)));
@@ -151,11 +161,15 @@ class LeaseModeTest {
     void aFingerprintMismatchInLeaseModeIsRefusedWithoutRunningTheExternalStep() {
         String key = newKey();
         AtomicInteger externalCalls = new AtomicInteger();
-        executor.runWithLease(key, "t1", RequestFingerprint.ofString("charge 100"), Duration.ofSeconds(30), Charge.class,
+        executor.runWithLease(
+                LeaseRequest.builder(key, "t1")
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 100")).resultType(Charge.class).build(),
                 lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("ch", 100));
 
-        assertThrows(KeyReusedException.class, () -> executor.runWithLease(key, "t1", RequestFingerprint.ofString("charge 999"),
-                Duration.ofSeconds(30), Charge.class, lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("x", 999)));
+        assertThrows(KeyReusedException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1")
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 999")).resultType(Charge.class).build(),
+                lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("x", 999)));
 
         assertEquals(1, externalCalls.get());
     }
@@ -164,12 +178,14 @@ class LeaseModeTest {
     void aBusinessFailureOfTheExternalStepIsStoredAndReplayed() {
         String key = newKey();
 
-        assertThrows(BusinessFailure.class, () -> executor.runWithLease(key, "t1", null, Duration.ofSeconds(30), Charge.class,
+        assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
                 lease -> {
                     throw new BusinessFailure("card_declined", "Declined by the issuer");
                 }, (tx, n) -> new Charge("never", 0)));
-        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(key, "t1", null,
-                Duration.ofSeconds(30), Charge.class, lease -> "never", (tx, n) -> new Charge("never", 0)));
+        BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> "never", (tx, n) -> new Charge("never", 0)));
 
         assertTrue(replay.replayed());
         assertEquals("card_declined", replay.code());
@@ -179,13 +195,15 @@ class LeaseModeTest {
     void anyOtherFailureOfTheExternalStepFreesTheKeyForARetry() throws Exception {
         String key = newKey();
 
-        assertThrows(java.io.IOException.class, () -> executor.runWithLease(key, "t1", null, Duration.ofSeconds(30),
-                Charge.class, lease -> {
+        assertThrows(java.io.IOException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
+                lease -> {
                     throw new java.io.IOException("connection refused by the card network");
                 }, (tx, n) -> new Charge("never", 0)));
         assertEquals(0, db.keyRows("t1", key));
 
-        Outcome<Charge> retry = executor.runWithLease(key, "t1", null, Duration.ofSeconds(30), Charge.class,
+        Outcome<Charge> retry = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),
                 lease -> "ch_2", (tx, chargeId) -> new Charge(chargeId, 2));
         assertFalse(retry.replayed());
     }
@@ -201,24 +219,27 @@ class LeaseModeTest {
             holder.waitFor(30, TimeUnit.SECONDS);
         }
         AtomicInteger externalCalls = new AtomicInteger();
-        assertThrows(KeyInProgressException.class, () -> executor.runWithLease(key, "t1", null, Duration.ofSeconds(5),
-                String.class, lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
+        assertThrows(KeyInProgressException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
 
         awaitLeaseRunOut(key);
         Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build().sweepOnce();
 
-        BusinessFailure unknown = assertThrows(BusinessFailure.class, () -> executor.runWithLease(key, "t1", null,
-                Duration.ofSeconds(5), String.class, lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
+        BusinessFailure unknown = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
         assertEquals("lease_expired", unknown.code());
         assertEquals(0, externalCalls.get());
 
-        UnknownOutcomes operator = UnknownOutcomes.create(db.schema.dataSource(),
-                IdempotencyConfig.builder().schema(db.schema.name()).build());
+        UnknownOutcomes operator = UnknownOutcomes.builder(db.schema.dataSource())
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).build()).build();
         assertTrue(operator.list(100).stream().anyMatch(o -> o.key().equals(key) && o.tenant().equals("t1")));
-        assertTrue(operator.resolveAsCompleted("t1", key, "ch_found_at_provider"));
-        assertFalse(operator.resolveAsCompleted("t1", key, "again"));
+        assertTrue(operator.resolveAsCompleted(key, "t1", "ch_found_at_provider"));
+        assertFalse(operator.resolveAsCompleted(key, "t1", "again"));
 
-        Outcome<String> resolved = executor.runWithLease(key, "t1", null, Duration.ofSeconds(5), String.class,
+        Outcome<String> resolved = executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 lease -> "never", (tx, n) -> "never");
         assertTrue(resolved.replayed());
         assertEquals("ch_found_at_provider", resolved.result());
@@ -231,12 +252,14 @@ class LeaseModeTest {
         db.schema.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, lease_token, lease_expires_at, "
                 + "expires_at) VALUES ('t1', '" + key + "', 'processing', 7, now() - interval '1 second', now() + interval '1 hour')");
         Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build().sweepOnce();
-        UnknownOutcomes operator = UnknownOutcomes.create(db.schema.dataSource(),
-                IdempotencyConfig.builder().schema(db.schema.name()).build());
+        UnknownOutcomes operator = UnknownOutcomes.builder(db.schema.dataSource())
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).build()).build();
 
-        assertTrue(operator.resolveAsNotRun("t1", key));
+        assertTrue(operator.resolveAsNotRun(key, "t1"));
 
-        assertFalse(executor.runWithLease(key, "t1", null, Duration.ofSeconds(5), String.class, lease -> "ran",
+        assertFalse(executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                lease -> "ran",
                 (tx, n) -> n).replayed());
     }
 

@@ -73,7 +73,7 @@ class OutboxTest {
             // Stands for another transaction that has written an event of the same key and not yet committed.
             otherWriter.begin();
             otherWriter.createQuery("SELECT pg_advisory_xact_lock(:space, hashtext(:orderingKey))::text")
-                    .bind("space", SqlStatements.OUTBOX_LOCK_SPACE).bind("orderingKey", "t1/orders/" + partitionKey)
+                    .bind("space", ExecutorSql.OUTBOX_LOCK_SPACE).bind("orderingKey", "t1/orders/" + partitionKey)
                     .mapTo(String.class).one();
 
             Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
@@ -97,7 +97,7 @@ class OutboxTest {
         while (System.nanoTime() < deadline) {
             long waiting = db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
                             + "AND NOT granted AND classid = :space::oid")
-                    .bind("space", SqlStatements.OUTBOX_LOCK_SPACE).mapTo(Long.class).one());
+                    .bind("space", ExecutorSql.OUTBOX_LOCK_SPACE).mapTo(Long.class).one());
             if (waiting > 0) {
                 return;
             }

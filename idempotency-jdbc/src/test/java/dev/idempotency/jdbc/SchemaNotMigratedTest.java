@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.core.LeaseRequest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -28,7 +29,9 @@ class SchemaNotMigratedTest {
         SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class,
                 () -> executor.run("k1", "t1", tx -> "never"));
         SchemaNotMigratedException lease = assertThrows(SchemaNotMigratedException.class,
-                () -> executor.runWithLease("k1", "t1", null, Duration.ofSeconds(1), String.class, l -> "never", (tx, s) -> s));
+                () -> executor.runWithLease(
+                        LeaseRequest.builder("k1", "t1").lease(Duration.ofSeconds(1)).resultType(String.class).build(),
+                        l -> "never", (tx, s) -> s));
 
         assertNamesTheFix(e, unmigrated.name(), "IdempotencyConfig.schema");
         assertNamesTheFix(lease, unmigrated.name(), "IdempotencyConfig.schema");
@@ -55,12 +58,12 @@ class SchemaNotMigratedTest {
 
     @Test
     void unknownOutcomesOnAnUnmigratedSchemaNamesTheMigration() {
-        UnknownOutcomes operator = UnknownOutcomes.create(unmigrated.dataSource(),
-                IdempotencyConfig.builder().schema(unmigrated.name()).build());
+        UnknownOutcomes operator = UnknownOutcomes.builder(unmigrated.dataSource())
+                .config(IdempotencyConfig.builder().schema(unmigrated.name()).build()).build();
 
         assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.list(10)),
                 unmigrated.name(), "IdempotencyConfig.schema");
-        assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.resolveAsNotRun("t1", "k1")),
+        assertNamesTheFix(assertThrows(SchemaNotMigratedException.class, () -> operator.resolveAsNotRun("k1", "t1")),
                 unmigrated.name(), "IdempotencyConfig.schema");
     }
 

@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.core.LeaseRequest;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -37,8 +38,8 @@ class UnknownOutcomeRetentionTest {
     static void setUp() {
         executor = db.executor(c -> c.retention(RETENTION));
         sweeper = Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build();
-        operator = UnknownOutcomes.create(db.schema.dataSource(),
-                IdempotencyConfig.builder().schema(db.schema.name()).retention(Duration.ofHours(1)).build());
+        operator = UnknownOutcomes.builder(db.schema.dataSource())
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).retention(Duration.ofHours(1)).build()).build();
     }
 
     @Test
@@ -46,8 +47,9 @@ class UnknownOutcomeRetentionTest {
         String key = newKey();
         AtomicInteger externalCalls = new AtomicInteger();
 
-        LeaseLostException lost = assertThrows(LeaseLostException.class, () -> executor.runWithLease(key, "t1", null,
-                Duration.ofMillis(500), String.class, lease -> {
+        LeaseLostException lost = assertThrows(LeaseLostException.class, () -> executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(500)).resultType(String.class).build(),
+                lease -> {
                     externalCalls.incrementAndGet();
                     awaitPast(key, "expires_at"); // the lease ran out and so did the key's retention
 
@@ -73,15 +75,18 @@ class UnknownOutcomeRetentionTest {
     void aLeaseLongerThanHalfTheRetentionIsRefusedNamingTheLimit() {
         PostgresIdempotentExecutor twoSeconds = db.executor(c -> c.retention(Duration.ofSeconds(2)));
 
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(newKey(),
-                "t1", null, Duration.ofSeconds(2), String.class, lease -> "never", (tx, s) -> s));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(
+                LeaseRequest.builder(newKey(), "t1").lease(Duration.ofSeconds(2)).resultType(String.class).build(),
+                lease -> "never", (tx, s) -> s));
         IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class, () -> twoSeconds.runWithLease(
-                newKey(), "t1", null, Duration.ofMillis(99), String.class, lease -> "never", (tx, s) -> s));
+                LeaseRequest.builder(newKey(), "t1").lease(Duration.ofMillis(99)).resultType(String.class).build(),
+                lease -> "never", (tx, s) -> s));
 
         assertTrue(e.getMessage().startsWith("lease must be between 100 ms and half the retention"), e.getMessage());
         assertTrue(e.getMessage().contains("PT1S"), e.getMessage());
         assertTrue(tooShort.getMessage().startsWith("lease "), tooShort.getMessage());
-        assertEquals("ran", twoSeconds.runWithLease(newKey(), "t1", null, Duration.ofSeconds(1), String.class,
+        assertEquals("ran", twoSeconds.runWithLease(
+                LeaseRequest.builder(newKey(), "t1").lease(Duration.ofSeconds(1)).resultType(String.class).build(),
                 lease -> "ran", (tx, s) -> s).result());
     }
 
@@ -129,7 +134,7 @@ class UnknownOutcomeRetentionTest {
         String key = newKey();
         insertKey(key, "failed", "'{\"code\": \"lease_expired\", \"message\": \"unknown\"}'", "now() - interval '1 hour'");
 
-        assertTrue(operator.resolveAsCompleted("t1", key, "ch_found_at_provider"));
+        assertTrue(operator.resolveAsCompleted(key, "t1", "ch_found_at_provider"));
         sweeper.sweepOnce();
 
         Outcome<String> replay = executor.run(key, "t1", String.class, tx -> "never");
@@ -153,7 +158,9 @@ class UnknownOutcomeRetentionTest {
     }
 
     private static Outcome<String> retry(String key, AtomicInteger externalCalls) {
-        return executor.runWithLease(key, "t1", null, Duration.ofMillis(500), String.class, lease -> {
+        return executor.runWithLease(
+                LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(500)).resultType(String.class).build(),
+                lease -> {
             externalCalls.incrementAndGet();
             return "ch_second";
         }, (tx, chargeId) -> chargeId);

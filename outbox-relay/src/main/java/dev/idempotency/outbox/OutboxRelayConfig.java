@@ -1,6 +1,7 @@
 package dev.idempotency.outbox;
 
 import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.internal.SchemaNames;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
@@ -170,12 +171,12 @@ public final class OutboxRelayConfig {
 
     /** Validates a schema name by the rule the executor's configuration uses; returns it. */
     static String requireValidSchema(String schema) {
-        return IdempotencyConfig.requireSchemaName(schema);
+        return SchemaNames.require(schema);
     }
 
     /** Mutable builder for {@link OutboxRelayConfig}. */
     public static final class Builder {
-        private String schema = "idempotency";
+        private String schema = SchemaNames.DEFAULT;
         private String instanceId = "relay-" + UUID.randomUUID();
         private int partitions = 32;
         private int batchSize = 100;

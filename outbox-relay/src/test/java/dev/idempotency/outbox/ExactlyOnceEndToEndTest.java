@@ -65,8 +65,8 @@ class ExactlyOnceEndToEndTest {
                     .config(config).afterOutboxCommit(relay::wakeUp).build();
 
             // The consumer side: its own executor on the same database, as a separate service would have.
-            IdempotentConsumer<PostgresTransaction> shipping = IdempotentConsumer.create(
-                    PostgresIdempotentExecutor.builder(schema.dataSource()).config(config).build(), "shipping");
+            IdempotentConsumer<PostgresTransaction> shipping = IdempotentConsumer.builder(
+                    PostgresIdempotentExecutor.builder(schema.dataSource()).config(config).build(), "shipping").build();
             Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
             Map<dev.idempotency.core.consumer.Delivery.Outcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
             Set<String> acked = ConcurrentHashMap.newKeySet();

@@ -161,10 +161,10 @@ class MessageIdAcrossOutboxesTest {
     private static Map<String, Integer> consumeQueue(Connection rabbit, String queue, OutboxFixture consumerSide)
             throws Exception {
         consumerSide.execute("CREATE TABLE applied (message_id text NOT NULL)");
-        IdempotentConsumer<PostgresTransaction> consumer = IdempotentConsumer.create(
+        IdempotentConsumer<PostgresTransaction> consumer = IdempotentConsumer.builder(
                 PostgresIdempotentExecutor.builder(consumerSide.dataSource())
                         .config(IdempotencyConfig.builder().schema(consumerSide.schema()).build()).build(),
-                "projector");
+                "projector").build();
         Map<String, Integer> deliveries = new ConcurrentHashMap<>();
         try (Channel channel = rabbit.createChannel()) {
             for (var got = channel.basicGet(queue, false); got != null; got = channel.basicGet(queue, false)) {

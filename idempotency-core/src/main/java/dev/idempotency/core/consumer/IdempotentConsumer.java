@@ -7,6 +7,7 @@ import dev.idempotency.core.IdempotentTransaction;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.core.internal.Labels;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -64,32 +65,12 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
     }
 
     /**
-     * A consumer named {@code name} (e.g. {@code billing-projector}) that dead-letters a message after
-     * {@value #DEFAULT_MAX_ATTEMPTS} failed attempts; keep the name stable, since it is part of every
-     * key the consumer stores.
-     *
-     * @throws IllegalArgumentException the name is blank, too long, or holds a character other than
-     *         ASCII letters, digits, {@code .}, {@code _} and {@code -} (the key separator {@code :} would
-     *         let two consumers' keys collide)
+     * A consumer named {@code name} (e.g. {@code billing-projector}) on {@code executor}; keep the
+     * name stable, since it is part of every key the consumer stores. The name is checked at
+     * {@link Builder#build()}.
      */
-    public static <TX extends IdempotentTransaction> IdempotentConsumer<TX> create(IdempotentExecutor<TX> executor, String name) {
-        return create(executor, name, DEFAULT_MAX_ATTEMPTS);
-    }
-
-    /** As {@link #create(IdempotentExecutor, String)}, dead-lettering after {@code maxAttempts} failed attempts. */
-    public static <TX extends IdempotentTransaction> IdempotentConsumer<TX> create(IdempotentExecutor<TX> executor, String name,
-                                                                                   int maxAttempts) {
-        Objects.requireNonNull(executor, "executor");
-        IdempotencyKeys.requireLabel("name", name, MAX_NAME_LENGTH);
-        if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("name must hold only ASCII letters, digits, '.', '_' and '-' (was '" + name
-                    + "'): '" + SEPARATOR + "' separates the name from the message id in keys, so such a name could take "
-                    + "another consumer's keys");
-        }
-        if (maxAttempts < 1 || maxAttempts > MAX_MAX_ATTEMPTS) {
-            throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_MAX_ATTEMPTS + " (was " + maxAttempts + ")");
-        }
-        return new IdempotentConsumer<>(executor, name, maxAttempts);
+    public static <TX extends IdempotentTransaction> Builder<TX> builder(IdempotentExecutor<TX> executor, String name) {
+        return new Builder<>(Objects.requireNonNull(executor, "executor"), name);
     }
 
     /** The consumer's name, the prefix of its keys. */
@@ -111,7 +92,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         Objects.requireNonNull(handler, "handler");
         String key;
         try {
-            IdempotencyKeys.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);
+            Labels.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);
             key = name + SEPARATOR + messageId;
             IdempotencyKeys.validate(key, tenant);
         } catch (IllegalArgumentException e) {
@@ -176,6 +157,45 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
             return Base64.getUrlEncoder().withoutPadding().encodeToString(hash);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    /** Builds an {@link IdempotentConsumer}; {@code maxAttempts} defaults to {@value #DEFAULT_MAX_ATTEMPTS}. */
+    public static final class Builder<TX extends IdempotentTransaction> {
+        private final IdempotentExecutor<TX> executor;
+        private final String name;
+        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+
+        private Builder(IdempotentExecutor<TX> executor, String name) {
+            this.executor = executor;
+            this.name = name;
+        }
+
+        /** Failed attempts of one message after which it is dead-lettered; 1 to {@value #MAX_MAX_ATTEMPTS}. */
+        public Builder<TX> maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * The consumer.
+         *
+         * @throws IllegalArgumentException the name is blank, too long, or holds a character other than
+         *         ASCII letters, digits, {@code .}, {@code _} and {@code -} (the key separator {@code :} would
+         *         let two consumers' keys collide), or {@code maxAttempts} is out of range
+         */
+        public IdempotentConsumer<TX> build() {
+            Labels.requireLabel("name", name, MAX_NAME_LENGTH);
+            if (!NAME.matcher(name).matches()) {
+                throw new IllegalArgumentException("name must hold only ASCII letters, digits, '.', '_' and '-' (was '"
+                        + name + "'): '" + SEPARATOR + "' separates the name from the message id in keys, so such a name "
+                        + "could take another consumer's keys");
+            }
+            if (maxAttempts < 1 || maxAttempts > MAX_MAX_ATTEMPTS) {
+                throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_MAX_ATTEMPTS
+                        + " (was " + maxAttempts + ")");
+            }
+            return new IdempotentConsumer<>(executor, name, maxAttempts);
         }
     }
 }

@@ -3,22 +3,25 @@ package dev.idempotency.jdbc;
 /**
  * Every SQL statement of this module, by name. Templates name the schema as {@code <schema>}; an
  * instance holds them rendered once for a validated schema name, so no identifier is ever
- * concatenated from unchecked input and no statement is rebuilt per call. The three statements of
- * every call (claim, complete, complete with events) run on plain JDBC ({@link JdbcStatement}).
+ * concatenated from unchecked input and no statement is rebuilt per call. The executor's own
+ * statements are {@link JdbcStatement}s run on plain JDBC on the handle's connection, so the
+ * caller's Jdbi configuration (template engine, SQL parser, statement customizers) never touches
+ * them; the sweeper's and the operator's run on a Jdbi of their own and stay plain text. Named
+ * {@code ExecutorSql} so it does not collide with Jdbi's {@code SqlStatements}.
  */
-final class SqlStatements {
+final class ExecutorSql {
 
     /**
      * Puts back the lock_timeout the claim saved, for the callback's own statements; needed only when
      * the key was reclaimed rather than inserted (an insert restores it in its RETURNING clause), and
      * before a claim's second round, whose insert saves the setting again.
      */
-    static final String RESTORE_LOCK_TIMEOUT = """
-            SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
+    static final JdbcStatement RESTORE_LOCK_TIMEOUT = JdbcStatement.of("""
+            SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""");
 
     /** The running transaction's isolation level, as PostgreSQL names it (e.g. {@code read committed}). */
-    static final String CURRENT_ISOLATION = """
-            SELECT current_setting('transaction_isolation')""";
+    static final JdbcStatement CURRENT_ISOLATION = JdbcStatement.of("""
+            SELECT current_setting('transaction_isolation')""");
 
     /**
      * Claims a key; returns a row only when it inserted one. Against a concurrent caller's
@@ -30,6 +33,13 @@ final class SqlStatements {
      * lock_timeout to the budget (OFFSET 0 keeps them apart and in that order), and only then is the
      * row inserted. RETURNING, evaluated only for an inserted row, puts lock_timeout back, so the
      * callback's statements are not bounded by our budget.
+     *
+     * <p>That order is what the tests prove: the budget bounds the wait on the key
+     * ({@code ConcurrentDuplicatesTest.aDuplicateThatWaitsPastTheBudgetGetsInProgressAndRunsNothing},
+     * {@code CallbackLockTimeoutTest.aClaimWaitingOnTheKeyPastTheWaitBudgetIsStillInProgress}) and the
+     * callback sees the connection's own setting again, after an insert
+     * ({@code FirstRunAndReplayTest.theCallbacksOwnStatementsKeepTheConnectionsLockTimeout}) and after a
+     * reclaim ({@code RetentionTest.aReclaimedKeysCallbackKeepsTheConnectionsLockTimeout}).
      */
     private static final String CLAIM_KEY = """
             INSERT INTO <schema>.idempotency_keys
@@ -132,6 +142,10 @@ final class SqlStatements {
      * insert's WHERE clause: it runs once, before any event row reaches the insert and so before any
      * id is drawn; keys are locked in hash order so two writers cannot deadlock. Events are inserted
      * in the order the callback emitted them.
+     *
+     * <p>Proved by {@code OutboxTest.aWriterOfTheSameOrderingKeyWaitsForTheOtherToCommitSoIdsFollowCommitOrder}
+     * (the lock is taken before any id is drawn) and
+     * {@code OutboxTest.eventsCommitWithTheResultInTheOrderTheCallbackEmittedThem} (emission order).
      */
     private static final String COMPLETE_KEY_WITH_EVENTS = """
             WITH events AS (
@@ -235,15 +249,15 @@ final class SqlStatements {
     static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
 
     final JdbcStatement claimKey;
-    final String findKey;
-    final String reclaimExpiredKey;
+    final JdbcStatement findKey;
+    final JdbcStatement reclaimExpiredKey;
     final JdbcStatement completeKey;
-    final String failKey;
-    final String failAbandonedKey;
-    final String confirmLease;
-    final String findLeaseExpiry;
-    final String releaseLease;
-    final String failLeasedKey;
+    final JdbcStatement failKey;
+    final JdbcStatement failAbandonedKey;
+    final JdbcStatement confirmLease;
+    final JdbcStatement findLeaseExpiry;
+    final JdbcStatement releaseLease;
+    final JdbcStatement failLeasedKey;
     final JdbcStatement completeKeyWithEvents;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
@@ -254,18 +268,18 @@ final class SqlStatements {
     final String resolveUnknownAsNotRun;
 
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
-    SqlStatements(String schema) {
+    ExecutorSql(String schema) {
         String quoted = '"' + schema + '"';
         this.claimKey = JdbcStatement.of(render(CLAIM_KEY, quoted));
-        this.findKey = render(FIND_KEY, quoted);
-        this.reclaimExpiredKey = render(RECLAIM_EXPIRED_KEY, quoted);
+        this.findKey = JdbcStatement.of(render(FIND_KEY, quoted));
+        this.reclaimExpiredKey = JdbcStatement.of(render(RECLAIM_EXPIRED_KEY, quoted));
         this.completeKey = JdbcStatement.of(render(COMPLETE_KEY, quoted));
-        this.failKey = render(FAIL_KEY, quoted);
-        this.failAbandonedKey = render(FAIL_ABANDONED_KEY, quoted);
-        this.confirmLease = render(CONFIRM_LEASE, quoted);
-        this.findLeaseExpiry = render(FIND_LEASE_EXPIRY, quoted);
-        this.releaseLease = render(RELEASE_LEASE, quoted);
-        this.failLeasedKey = render(FAIL_LEASED_KEY, quoted);
+        this.failKey = JdbcStatement.of(render(FAIL_KEY, quoted));
+        this.failAbandonedKey = JdbcStatement.of(render(FAIL_ABANDONED_KEY, quoted));
+        this.confirmLease = JdbcStatement.of(render(CONFIRM_LEASE, quoted));
+        this.findLeaseExpiry = JdbcStatement.of(render(FIND_LEASE_EXPIRY, quoted));
+        this.releaseLease = JdbcStatement.of(render(RELEASE_LEASE, quoted));
+        this.failLeasedKey = JdbcStatement.of(render(FAIL_LEASED_KEY, quoted));
         this.completeKeyWithEvents = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted));
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);

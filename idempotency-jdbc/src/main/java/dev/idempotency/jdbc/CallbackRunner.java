@@ -1,0 +1,153 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.IdempotentCallback;
+import dev.idempotency.core.Outcome;
+import dev.idempotency.core.ResultNotStorableException;
+import java.sql.SQLException;
+import org.jdbi.v3.core.Handle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a callback in the transaction that claimed its key, then stores what it produced and
+ * commits: its result with its outbox events, or (its writes rolled back to a savepoint) its
+ * declared business failure. Shared by the one-transaction path and lease mode's completion.
+ */
+final class CallbackRunner {
+    /** The executor's logger, so that users keep one category to configure. */
+    private static final Logger log = LoggerFactory.getLogger(PostgresIdempotentExecutor.class);
+
+    private static final String SAVEPOINT = "idempotent_callback";
+    /** SQLSTATEs for JSON text PostgreSQL's jsonb refuses (e.g. a \u0000 escape). */
+    private static final String UNTRANSLATABLE_CHARACTER = "22P05";
+    private static final String INVALID_TEXT_REPRESENTATION = "22P02";
+    /** Failure code stored when a callback ended the executor's transaction itself. */
+    static final String ENDED_BY_CALLBACK = "transaction_ended_by_callback";
+
+    private final IdempotencyConfig config;
+    private final ExecutorSql sql;
+    private final ResultCodec codec;
+    private final Runnable afterOutboxCommit;
+
+    CallbackRunner(IdempotencyConfig config, ExecutorSql sql, ResultCodec codec, Runnable afterOutboxCommit) {
+        this.config = config;
+        this.sql = sql;
+        this.codec = codec;
+        this.afterOutboxCommit = afterOutboxCommit;
+    }
+
+    /** Runs {@code callback} on {@code handle}'s open transaction and commits what it stored. */
+    <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
+                                            IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        TransactionOutbox outbox = new TransactionOutbox(tenant, config.objectMapper(), config.maxOutboxPayloadBytes());
+        handle.savepoint(SAVEPOINT);
+        T result;
+        try {
+            result = callback.run(new CallbackTransaction(key, tenant, handle, outbox));
+        } catch (BusinessFailure failure) {
+            storeFailure(handle, key, tenant, outbox, failure);
+            throw failure;
+        } catch (RuntimeException e) {
+            if (handle.isClosed() || connectionClosed(handle)) {
+                // Jdbi refuses to close a handle mid-transaction by throwing from close(): name the real cause.
+                throw new IllegalStateException("The callback closed the executor's handle or connection. Nothing was "
+                        + "stored; let the executor end the transaction.", e);
+            }
+            throw e;
+        } finally {
+            outbox.close();
+        }
+        requireOpenTransaction(handle, key, tenant);
+        ResultCodec.StoredResult stored = codec.encode(result, resultType);
+        // Decoded before the commit: a result a replay could not read back fails here, with nothing stored.
+        @SuppressWarnings("unchecked")
+        T handedOut = (T) codec.firstRunResult(result, stored, resultType);
+        storeResult(handle, key, tenant, outbox, stored);
+        PgTransactions.commit(handle);
+        if (outbox.size() > 0) {
+            signalOutboxCommit();
+        }
+        return Outcome.firstRun(handedOut);
+    }
+
+    /** Rolls the callback's writes back to the savepoint, stores its business failure, and commits. */
+    private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure) {
+        requireOpenTransaction(handle, key, tenant);
+        handle.rollbackToSavepoint(SAVEPOINT);
+        outbox.discard();
+        String encoded = codec.encodeFailure(failure);
+        // JdbcStatement's failures carry no bound values, so the failure's message and details stay out of them.
+        sql.failKey.update(handle.getConnection(), call -> call.text("tenant", tenant).text("key", key)
+                .text("failure", encoded));
+        PgTransactions.commit(handle);
+        log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
+    }
+
+    private void storeResult(Handle handle, String key, String tenant, TransactionOutbox outbox,
+                             ResultCodec.StoredResult stored) {
+        JdbcStatement statement = outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents;
+        try (JdbcStatement.Call completion = statement.on(handle.getConnection())) {
+            completion.text("tenant", tenant).text("key", key)
+                    .text("result", stored.json()).text("resultType", stored.typeName());
+            if (outbox.size() > 0) {
+                outbox.bindEvents(completion);
+            }
+            if (completion.update() != 1) {
+                // Only a statement that ran other SQL than ours (a pooler mixing up named statements) gets here.
+                throw new IllegalStateException("The key row that idempotency key '" + key + "' of tenant '" + tenant
+                        + "' claimed was not in its transaction when its result was stored; nothing was committed.");
+            }
+        } catch (SQLException e) {
+            String state = e.getSQLState();
+            if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
+                throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
+                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).",
+                        JdbcStatement.failure(e));
+            }
+            throw JdbcStatement.failure(e);
+        }
+    }
+
+    /**
+     * Refuses to go on when the callback ended the transaction itself. If it committed, the key row
+     * is committed as processing with the callback's writes but no result: it is marked failed so
+     * that retries see that, rather than a key stuck in progress or a second run.
+     */
+    private void requireOpenTransaction(Handle handle, String key, String tenant) {
+        // Jdbi tracks the transaction itself, so a connection the callback closed still looks "in transaction".
+        boolean open = !handle.isClosed() && !connectionClosed(handle);
+        if (open && handle.isInTransaction()) {
+            return;
+        }
+        int marked = 0;
+        if (open) {
+            BusinessFailure unknown = new BusinessFailure(ENDED_BY_CALLBACK, "The callback ended the executor's transaction "
+                    + "itself; what it wrote may have been committed without a stored result. Reconcile by hand.");
+            String encoded = codec.encodeFailure(unknown);
+            marked = sql.failAbandonedKey.update(handle.getConnection(), call -> call
+                    .text("tenant", tenant).text("key", key).text("failure", encoded));
+        }
+        throw new IllegalStateException("The callback committed, rolled back or closed the executor's transaction. "
+                + (marked == 1 ? "Its writes were committed without a result; the key is stored as failed with code "
+                        + ENDED_BY_CALLBACK + "." : "Nothing was stored.")
+                + " Let the executor end the transaction.");
+    }
+
+    private static boolean connectionClosed(Handle handle) {
+        try {
+            return handle.getConnection().isClosed();
+        } catch (SQLException e) {
+            return true;
+        }
+    }
+
+    private void signalOutboxCommit() {
+        try {
+            afterOutboxCommit.run();
+        } catch (RuntimeException e) {
+            log.warn("the after-outbox-commit listener failed; the relay will find the events by polling", e);
+        }
+    }
+}
