@@ -14,9 +14,9 @@ import java.time.Duration;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.HashPrefixSqlParser;
 import org.jdbi.v3.postgres.PostgresPlugin;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An executor built on the caller's Jdbi runs its own statements untouched by that Jdbi's
@@ -25,12 +25,12 @@ import org.junit.jupiter.api.Test;
  * executor's SQL uses (as a strict engine such as StringTemplate would).
  */
 class CallersJdbiConfigurationTest {
-    private static ExecutorFixture db;
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(4);
     private static PostgresIdempotentExecutor executor;
 
     @BeforeAll
     static void setUp() {
-        db = new ExecutorFixture("callers_jdbi", 4);
         Jdbi callers = Jdbi.create(db.schema.dataSource()).installPlugin(new PostgresPlugin())
                 .setSqlParser(new HashPrefixSqlParser())
                 .setTemplateEngine((template, context) -> {
@@ -41,11 +41,6 @@ class CallersJdbiConfigurationTest {
                 });
         executor = PostgresIdempotentExecutor.builder(callers)
                 .config(IdempotencyConfig.builder().schema(db.schema.name()).build()).build();
-    }
-
-    @AfterAll
-    static void tearDown() {
-        db.close();
     }
 
     private static long pay(PostgresTransaction tx, long amount) {
