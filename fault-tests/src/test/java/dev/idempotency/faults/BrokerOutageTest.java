@@ -31,7 +31,8 @@ class BrokerOutageTest {
              RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").port(proxy.port())
                      .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build())) {
             Ledger ledger = new Ledger();
-            OutboxRelay relay = new OutboxRelay(db.pool("relay", 3), publisher, Relays.fastConfig(db.schema()));
+            OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 3), publisher)
+                    .config(Relays.fastConfig(db.schema())).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 6, relay::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), queue.name());
             relay.start();

@@ -34,11 +34,12 @@ class RelayKillTest {
              RelayProcess doomed = RelayProcess.start("doomed", db, sink.baseUrl())) {
             assertTrue(doomed.awaitRunning(90), "the relay process did not start:\n" + doomed.output());
             Ledger ledger = new Ledger();
-            OutboxRelay survivor = new OutboxRelay(db.pool("survivor", 3), survivorPublisher, OutboxRelayConfig.builder()
+            OutboxRelay survivor = OutboxRelay.builder(db.pool("survivor", 3), survivorPublisher)
+                    .config(OutboxRelayConfig.builder()
                     .schema(db.schema()).instanceId("survivor").partitions(RelayProcess.PARTITIONS)
                     .leaseDuration(Duration.ofSeconds(4)).renewalInterval(Duration.ofMillis(500))
                     .idlePollMax(Duration.ofMillis(100))
-                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build());
+                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build()).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 6, survivor::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "orders");
             survivor.start();

@@ -54,11 +54,12 @@ class SoakTest {
             for (; relayNumber < 2; relayNumber++) {
                 relays.add(RelayProcess.start("soak-relay-" + relayNumber, db, baseUrl(broker)));
             }
-            OutboxRelay steady = new OutboxRelay(db.pool("steady-relay", 3), steadyPublisher, OutboxRelayConfig.builder()
+            OutboxRelay steady = OutboxRelay.builder(db.pool("steady-relay", 3), steadyPublisher)
+                    .config(OutboxRelayConfig.builder()
                     .schema(db.schema()).instanceId("steady").partitions(RelayProcess.PARTITIONS)
                     .leaseDuration(Duration.ofSeconds(4)).renewalInterval(Duration.ofMillis(500))
                     .idlePollMax(Duration.ofMillis(100))
-                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build());
+                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build()).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 6, steady::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "soak")
                     .deadlockShare(0.1).callerDeadline(Duration.ofSeconds(120));

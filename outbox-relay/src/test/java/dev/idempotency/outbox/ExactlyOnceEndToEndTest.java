@@ -59,8 +59,8 @@ class ExactlyOnceEndToEndTest {
             Jdbi jdbi = Jdbi.create(schema.dataSource());
             IdempotencyConfig config = IdempotencyConfig.builder().schema(schema.name()).waitBudget(Duration.ofSeconds(30)).build();
 
-            OutboxRelay relay = new OutboxRelay(schema.dataSource(), publisher, OutboxRelayConfig.builder()
-                    .schema(schema.name()).partitions(4).idlePollMax(Duration.ofMillis(100)).build());
+            OutboxRelay relay = OutboxRelay.builder(schema.dataSource(), publisher).config(OutboxRelayConfig.builder()
+                    .schema(schema.name()).partitions(4).idlePollMax(Duration.ofMillis(100)).build()).build();
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(schema.dataSource())
                     .config(config).afterOutboxCommit(relay::wakeUp).build();
 

@@ -152,9 +152,9 @@ class MessageIdAcrossOutboxesTest {
     }
 
     private static OutboxRelay relay(OutboxFixture outbox, Publisher publisher) {
-        return new OutboxRelay(outbox.dataSource(), publisher, outbox.config(outbox.schema())
+        return OutboxRelay.builder(outbox.dataSource(), publisher).config(outbox.config(outbox.schema())
                 .leaseDuration(Duration.ofSeconds(30)).renewalInterval(Duration.ofSeconds(1))
-                .publishTimeout(Duration.ofSeconds(20)).build());
+                .publishTimeout(Duration.ofSeconds(20)).build()).build();
     }
 
     /** Drains the queue through an {@link IdempotentConsumer}; returns message id to deliveries. */

@@ -72,9 +72,9 @@ class OutboxRelayBrokerOutageTest {
              RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1")
                      .port(proxy.port()).connectTimeout(Duration.ofSeconds(1)).confirmTimeout(Duration.ofSeconds(2)).build());
              HikariDataSource pool = outbox.newPool(3);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, outbox.config(instance)
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config(instance)
                      .leaseDuration(Duration.ofSeconds(8)).publishTimeout(Duration.ofSeconds(4))
-                     .maxAttempts(2).backoffBase(Duration.ofMillis(100)).backoffMax(Duration.ofMillis(300)).build())) {
+                     .maxAttempts(2).backoffBase(Duration.ofMillis(100)).backoffMax(Duration.ofMillis(300)).build()).build()) {
             relay.start();
             long before = insert("warm-up", 0);
             outbox.awaitStatus(List.of(before), "published", Duration.ofSeconds(20));

@@ -67,7 +67,8 @@ class OutboxRelayPublishTimeoutTest {
                 .requestTimeout(Duration.ofSeconds(20)).build());
              HikariDataSource pool = outbox.newPool(3);
              // No publishTimeout: the relay derives it from the publisher (5 s connect + 20 s request + margin).
-             OutboxRelay relay = new OutboxRelay(pool, publisher, relaySettings().leaseDuration(Duration.ofSeconds(40)).build())) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher)
+                     .config(relaySettings().leaseDuration(Duration.ofSeconds(40)).build()).build()) {
             relay.start();
             long id = outbox.insert("t", "orders", "order-1", "{\"n\":1}");
             outbox.awaitStatus(List.of(id), "published", Duration.ofSeconds(30));
@@ -84,9 +85,9 @@ class OutboxRelayPublishTimeoutTest {
     void anExplicitPublishTimeoutShorterThanThePublishersOwnLimitIsRefusedAtStartNamingBoth() {
         try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
                 .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
-            String message = assertThrows(IllegalArgumentException.class, () -> new OutboxRelay(outbox.dataSource(),
-                    publisher, relaySettings().leaseDuration(Duration.ofSeconds(60))
-                            .publishTimeout(Duration.ofSeconds(10)).build())).getMessage();
+            String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
+                    .config(relaySettings().leaseDuration(Duration.ofSeconds(60))
+                            .publishTimeout(Duration.ofSeconds(10)).build()).build()).getMessage();
 
             assertTrue(message.startsWith("publishTimeout (--publish-timeout, PT10S) is shorter than the publisher's own"
                     + " limit on one call (HttpWebhookPublisher.maxCallDuration() = PT25S"), message);
@@ -98,8 +99,8 @@ class OutboxRelayPublishTimeoutTest {
     void aLeaseTooShortForThePublishersLimitIsRefusedAtStart() {
         try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
                 .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
-            String message = assertThrows(IllegalArgumentException.class, () -> new OutboxRelay(outbox.dataSource(),
-                    publisher, relaySettings().build())).getMessage();
+            String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
+                    .config(relaySettings().build()).build()).getMessage();
 
             assertTrue(message.startsWith("leaseDuration (PT30S) must be at least renewalInterval (PT1S) + publishTimeout"
                     + " (PT27.5S)"), message);
@@ -116,8 +117,8 @@ class OutboxRelayPublishTimeoutTest {
                 new KafkaPublisher(KafkaPublisherConfig.builder().bootstrapServers("127.0.0.1:1").build()));
         try {
             for (Publisher publisher : publishers) {
-                OutboxRelay relay = new OutboxRelay(outbox.dataSource(), publisher,
-                        OutboxRelayConfig.builder().schema(outbox.schema()).build());
+                OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), publisher)
+                        .config(OutboxRelayConfig.builder().schema(outbox.schema()).build()).build();
                 relay.close();
                 Duration limit = publisher.maxCallDuration().orElseThrow();
                 assertTrue(limit.compareTo(OutboxRelayConfig.builder().build().publishTimeout().multipliedBy(2)) <= 0,

@@ -69,8 +69,8 @@ class RelayFailureLoggingTest {
             String unroutedMessageId = outbox.string("SELECT message_id::text FROM outbox_events WHERE id = " + unrouted);
             String rejectedMessageId = outbox.string("SELECT message_id::text FROM outbox_events WHERE id = " + rejected);
 
-            try (OutboxRelay relay = new OutboxRelay(outbox.dataSource(), publisher, outbox.config("failing")
-                    .maxAttempts(MAX_ATTEMPTS).backoffBase(Duration.ofMillis(5)).backoffMax(Duration.ofMillis(20)).build())) {
+            try (OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), publisher).config(outbox.config("failing")
+                    .maxAttempts(MAX_ATTEMPTS).backoffBase(Duration.ofMillis(5)).backoffMax(Duration.ofMillis(20)).build()).build()) {
                 relay.start();
                 outbox.awaitStatus(List.of(unrouted, rejected), "dead", Duration.ofSeconds(40));
             }
@@ -91,7 +91,7 @@ class RelayFailureLoggingTest {
                     + " HTTP 400; list and requeue dead letters with OutboxDeadLetters or the dead-letters command"),
                     failureLines::toString);
             assertEquals(List.of(unroutedMessageId, rejectedMessageId),
-                    new OutboxDeadLetters(outbox.dataSource(), outbox.schema()).list(10).stream()
+                    OutboxDeadLetters.builder(outbox.dataSource()).schema(outbox.schema()).build().list(10).stream()
                             .map(OutboxDeadLetter::messageId).toList(), "operators see each dead letter's message id");
             List<String> leaks = everything(captured).stream().filter(l -> l.contains(sentinel)).toList();
             assertEquals(List.of(), leaks, "no captured log line (INFO and up, any logger) carries the payload");
