@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import java.time.Duration;
 import java.util.UUID;
@@ -28,8 +28,8 @@ class BrokerOutageTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_broker");
              RabbitMqQueue queue = new RabbitMqQueue("fault-broker", published);
              TcpProxy proxy = TcpProxy.to(5672);
-             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").port(proxy.port())
-                     .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build())) {
+             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1").port(proxy.port())
+                     .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build()) {
             Ledger ledger = new Ledger();
             OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 3), publisher)
                     .config(Relays.fastConfig(db.schema())).build();

@@ -57,7 +57,7 @@ class LogCaptureTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_logs")) {
             PublishedEvents published = new PublishedEvents();
             Publisher sink = new RecordingSink(published);
-            LoggingPublisher logPublisher = new LoggingPublisher();
+            LoggingPublisher logPublisher = LoggingPublisher.builder().build();
             Publisher both = new Publisher() {
                 @Override
                 public List<PublishResult> publish(List<OutboxEvent> events) {

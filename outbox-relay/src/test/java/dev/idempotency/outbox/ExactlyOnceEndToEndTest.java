@@ -14,7 +14,7 @@ import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
@@ -51,7 +51,7 @@ class ExactlyOnceEndToEndTest {
         try (TestSchema schema = TestDatabase.get().newSchema("e2e", 12);
              Connection rabbit = rabbitConnection();
              Channel setup = rabbit.createChannel();
-             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").build())) {
+             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1").build()) {
             IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
             schema.execute("CREATE TABLE orders (order_key text PRIMARY KEY); "
                     + "CREATE TABLE shipments (message_id text NOT NULL, order_key text NOT NULL)");

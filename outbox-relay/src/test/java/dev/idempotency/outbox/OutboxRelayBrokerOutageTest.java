@@ -12,7 +12,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import dev.idempotency.testing.TcpProxy;
 import java.nio.charset.StandardCharsets;
@@ -69,8 +69,8 @@ class OutboxRelayBrokerOutageTest {
     @Test
     void aCutLongerThanMaxAttemptsTimesBackoffDeadLettersNothingCountsNoAttemptAndResumesInOrder() throws Exception {
         try (TcpProxy proxy = TcpProxy.to(5672);
-             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1")
-                     .port(proxy.port()).connectTimeout(Duration.ofSeconds(1)).confirmTimeout(Duration.ofSeconds(2)).build());
+             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1")
+                     .port(proxy.port()).connectTimeout(Duration.ofSeconds(1)).confirmTimeout(Duration.ofSeconds(2)).build();
              HikariDataSource pool = outbox.newPool(3);
              OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config(instance)
                      .leaseDuration(Duration.ofSeconds(8)).publishTimeout(Duration.ofSeconds(4))

@@ -7,13 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.sun.net.httpserver.HttpServer;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.outbox.Publisher;
-import dev.idempotency.outbox.publisher.http.HttpWebhookConfig;
+import dev.idempotency.outbox.publisher.http.HttpWebhookPublisherConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
 import dev.idempotency.outbox.publisher.kafka.KafkaPublisherConfig;
 import dev.idempotency.outbox.publisher.kafka.KafkaPublisher;
-import dev.idempotency.outbox.publisher.nats.NatsJetStreamConfig;
+import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisherConfig;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -62,9 +62,9 @@ class OutboxRelayPublishTimeoutTest {
             }
         });
         webhook.start();
-        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
+        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
                 .baseUrl("http://127.0.0.1:" + webhook.getAddress().getPort() + "/hooks")
-                .requestTimeout(Duration.ofSeconds(20)).build());
+                .requestTimeout(Duration.ofSeconds(20)).build();
              HikariDataSource pool = outbox.newPool(3);
              // No publishTimeout: the relay derives it from the publisher (5 s connect + 20 s request + margin).
              OutboxRelay relay = OutboxRelay.builder(pool, publisher)
@@ -83,8 +83,8 @@ class OutboxRelayPublishTimeoutTest {
 
     @Test
     void anExplicitPublishTimeoutShorterThanThePublishersOwnLimitIsRefusedAtStartNamingBoth() {
-        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
+        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
+                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build()) {
             String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
                     .config(relaySettings().leaseDuration(Duration.ofSeconds(60))
                             .publishTimeout(Duration.ofSeconds(10)).build()).build()).getMessage();
@@ -97,8 +97,8 @@ class OutboxRelayPublishTimeoutTest {
 
     @Test
     void aLeaseTooShortForThePublishersLimitIsRefusedAtStart() {
-        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
+        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
+                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build()) {
             String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
                     .config(relaySettings().build()).build()).getMessage();
 
@@ -111,10 +111,10 @@ class OutboxRelayPublishTimeoutTest {
     @Test
     void everyBuiltInPublisherWithItsDefaultsFitsTheRelaysDefaultLease() {
         List<Publisher> publishers = List.of(
-                new HttpWebhookPublisher(HttpWebhookConfig.builder().baseUrl("http://127.0.0.1:1/hooks").build()),
-                new RabbitMqPublisher(RabbitMqConfig.builder().build()),
-                new NatsJetStreamPublisher(NatsJetStreamConfig.builder().build()),
-                new KafkaPublisher(KafkaPublisherConfig.builder().bootstrapServers("127.0.0.1:1").build()));
+                HttpWebhookPublisher.builder().baseUrl("http://127.0.0.1:1/hooks").build(),
+                RabbitMqPublisher.builder().build(),
+                NatsJetStreamPublisher.builder().build(),
+                KafkaPublisher.builder().bootstrapServers("127.0.0.1:1").build());
         try {
             for (Publisher publisher : publishers) {
                 OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), publisher)

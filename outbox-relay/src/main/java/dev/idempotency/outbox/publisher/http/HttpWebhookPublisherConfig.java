@@ -13,8 +13,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Where and how {@link HttpWebhookPublisher} posts events. Immutable; {@link Builder#build()}
- * validates every field once and names the field it refuses.
+ * Where and how {@link HttpWebhookPublisher} posts events. Immutable; made by {@link HttpWebhookPublisher#builder()}, whose
+ * {@code build()} validates every field once and names the field it refuses.
  *
  * <p>Each event is POSTed to {@link #urlFor(String)}: by default the base URL with the topic
  * appended as one percent-encoded path segment ({@code https://hooks.example/outbox} and topic
@@ -22,7 +22,7 @@ import java.util.Objects;
  * {@code appendTopicToPath(false)}, to the base URL itself, the topic then travelling only in the
  * {@code Outbox-Topic} header.
  */
-public final class HttpWebhookConfig {
+public final class HttpWebhookPublisherConfig {
     /** Setting: the base URL (required). */
     public static final String BASE_URL = "base-url";
     /** Setting: whether the topic is appended to the base URL's path, true by default. */
@@ -45,7 +45,7 @@ public final class HttpWebhookConfig {
     private final int maxConcurrentRequests;
     private final Map<String, String> headers;
 
-    private HttpWebhookConfig(Builder builder, URI baseUrl) {
+    private HttpWebhookPublisherConfig(Builder builder, URI baseUrl) {
         this.baseUrl = baseUrl;
         this.appendTopicToPath = builder.appendTopicToPath;
         this.connectTimeout = builder.connectTimeout;
@@ -55,7 +55,7 @@ public final class HttpWebhookConfig {
     }
 
     /** A builder with the defaults: topic appended, 5s to connect, 10s per request, 16 in flight. */
-    public static Builder builder() {
+    static Builder builder() {
         return new Builder();
     }
 
@@ -64,17 +64,22 @@ public final class HttpWebhookConfig {
      * {@value #REQUEST_TIMEOUT}, {@value #MAX_CONCURRENT_REQUESTS} and {@code header.<Name>}; refuses
      * any other.
      */
-    public static HttpWebhookConfig fromSettings(Map<String, String> values) {
+    static HttpWebhookPublisherConfig fromSettings(Map<String, String> values) {
+        return read(values, builder()).build();
+    }
+
+    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
+    static Builder read(Map<String, String> values, Builder builder) {
         PublisherSettings settings = PublisherSettings.of("http", values);
         settings.allowOnly(List.of(BASE_URL, APPEND_TOPIC_TO_PATH, CONNECT_TIMEOUT, REQUEST_TIMEOUT,
                 MAX_CONCURRENT_REQUESTS), HEADER_PREFIX);
-        Builder builder = builder().baseUrl(settings.required(BASE_URL));
+        builder.baseUrl(settings.required(BASE_URL));
         settings.bool(APPEND_TOPIC_TO_PATH).ifPresent(builder::appendTopicToPath);
         settings.duration(CONNECT_TIMEOUT).ifPresent(builder::connectTimeout);
         settings.duration(REQUEST_TIMEOUT).ifPresent(builder::requestTimeout);
         settings.integer(MAX_CONCURRENT_REQUESTS).ifPresent(builder::maxConcurrentRequests);
         settings.withPrefix(HEADER_PREFIX).forEach(builder::header);
-        return builder.build();
+        return builder;
     }
 
     /** The URL events are posted to, or under. */
@@ -119,7 +124,7 @@ public final class HttpWebhookConfig {
     /** Header values are masked: they often hold credentials. */
     @Override
     public String toString() {
-        return "HttpWebhookConfig{baseUrl=" + baseUrl + ", appendTopicToPath=" + appendTopicToPath
+        return "HttpWebhookPublisherConfig{baseUrl=" + baseUrl + ", appendTopicToPath=" + appendTopicToPath
                 + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout
                 + ", maxConcurrentRequests=" + maxConcurrentRequests + ", headers=" + headers.keySet() + "}";
     }
@@ -141,8 +146,8 @@ public final class HttpWebhookConfig {
         return encoded.toString();
     }
 
-    /** Collects the settings of an {@link HttpWebhookConfig}; {@link #build()} validates them. */
-    public static final class Builder {
+    /** Collects the settings of an {@link HttpWebhookPublisherConfig}; {@link #build()} validates them. */
+    static final class Builder {
         private String baseUrl;
         private boolean appendTopicToPath = true;
         private Duration connectTimeout = Duration.ofSeconds(5);
@@ -190,7 +195,7 @@ public final class HttpWebhookConfig {
         }
 
         /** Validates the settings; an {@link IllegalArgumentException} names the first bad one. */
-        public HttpWebhookConfig build() {
+        public HttpWebhookPublisherConfig build() {
             URI url = validBaseUrl();
             requirePositive(connectTimeout, "connectTimeout");
             requirePositive(requestTimeout, "requestTimeout");
@@ -199,7 +204,7 @@ public final class HttpWebhookConfig {
                         + MAX_CONCURRENT_REQUESTS_LIMIT + ": got " + maxConcurrentRequests);
             }
             headers.forEach(Builder::validateHeader);
-            return new HttpWebhookConfig(this, url);
+            return new HttpWebhookPublisherConfig(this, url);
         }
 
         private URI validBaseUrl() {
