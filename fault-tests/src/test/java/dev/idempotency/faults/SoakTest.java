@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
-import dev.idempotency.outbox.publisher.http.HttpWebhookPublisherConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -14,7 +14,6 @@ import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;

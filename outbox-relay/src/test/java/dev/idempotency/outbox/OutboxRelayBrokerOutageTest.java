@@ -12,7 +12,6 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import dev.idempotency.testing.TcpProxy;
 import java.nio.charset.StandardCharsets;

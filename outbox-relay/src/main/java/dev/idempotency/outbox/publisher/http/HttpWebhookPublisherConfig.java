@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.publisher.http;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpRequest;
@@ -197,12 +198,9 @@ public final class HttpWebhookPublisherConfig {
         /** Validates the settings; an {@link IllegalArgumentException} names the first bad one. */
         public HttpWebhookPublisherConfig build() {
             URI url = validBaseUrl();
-            requirePositive(connectTimeout, "connectTimeout");
-            requirePositive(requestTimeout, "requestTimeout");
-            if (maxConcurrentRequests < 1 || maxConcurrentRequests > MAX_CONCURRENT_REQUESTS_LIMIT) {
-                throw new IllegalArgumentException("maxConcurrentRequests must be between 1 and "
-                        + MAX_CONCURRENT_REQUESTS_LIMIT + ": got " + maxConcurrentRequests);
-            }
+            SettingChecks.requirePositive("connectTimeout", connectTimeout);
+            SettingChecks.requirePositive("requestTimeout", requestTimeout);
+            SettingChecks.requireBetween("maxConcurrentRequests", maxConcurrentRequests, 1, MAX_CONCURRENT_REQUESTS_LIMIT);
             headers.forEach(Builder::validateHeader);
             return new HttpWebhookPublisherConfig(this, url);
         }
@@ -219,27 +217,21 @@ public final class HttpWebhookPublisherConfig {
             }
             String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
             if (!scheme.equals("http") && !scheme.equals("https") || url.getHost() == null) {
-                throw new IllegalArgumentException("baseUrl must be an absolute http or https URL with a host: got '"
-                        + baseUrl + "'");
+                throw new IllegalArgumentException("baseUrl must be an absolute http or https URL with a host (was '"
+                        + baseUrl + "')");
             }
             if (url.getRawUserInfo() != null) {
                 throw new IllegalArgumentException("baseUrl must not carry user info; send credentials in a header"
                         + " such as Authorization instead");
             }
             if (url.getRawFragment() != null) {
-                throw new IllegalArgumentException("baseUrl must not have a fragment: got '" + baseUrl + "'");
+                throw new IllegalArgumentException("baseUrl must not have a fragment (was '" + baseUrl + "')");
             }
             if (appendTopicToPath && url.getRawQuery() != null) {
                 throw new IllegalArgumentException("baseUrl must not have a query when the topic is appended to"
-                        + " its path: got '" + baseUrl + "'");
+                        + " its path (was '" + baseUrl + "')");
             }
             return url;
-        }
-
-        private static void requirePositive(Duration value, String field) {
-            if (value == null || value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException(field + " must be a positive duration: got " + value);
-            }
         }
 
         private static void validateHeader(String name, String value) {

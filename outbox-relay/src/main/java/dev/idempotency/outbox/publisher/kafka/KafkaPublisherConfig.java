@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.publisher.kafka;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -200,19 +201,14 @@ public final class KafkaPublisherConfig {
                     throw new IllegalArgumentException("bootstrapServers must be host:port pairs separated by commas"
                             + " (was " + bootstrapServers + ")");
                 }
+                SettingChecks.requireHostPort("bootstrapServers", server);
             }
-            if (clientId == null || clientId.isBlank()) {
-                throw new IllegalArgumentException("clientId must not be blank");
-            }
+            SettingChecks.requireText("clientId", clientId);
             if (topicPrefix == null || !TOPIC_PREFIX.matcher(topicPrefix).matches() || topicPrefix.length() >= 249) {
                 throw new IllegalArgumentException("topicPrefix may hold only letters, digits, '.', '_' and '-'"
                         + " and must be shorter than 249 characters (was " + topicPrefix + ")");
             }
-            Objects.requireNonNull(publishTimeout, "publishTimeout");
-            if (publishTimeout.compareTo(MIN_TIMEOUT) < 0 || publishTimeout.compareTo(MAX_TIMEOUT) > 0) {
-                throw new IllegalArgumentException("publishTimeout must be between " + MIN_TIMEOUT + " and "
-                        + MAX_TIMEOUT + " (was " + publishTimeout + ")");
-            }
+            SettingChecks.requireBetween("publishTimeout", publishTimeout, MIN_TIMEOUT, MAX_TIMEOUT);
             for (String name : producerProperties.keySet()) {
                 if (RESERVED_PROPERTIES.contains(name)) {
                     throw new IllegalArgumentException("producer property " + name + " is set by KafkaPublisher"

@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.publisher.nats;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import io.nats.client.Options;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -235,24 +236,16 @@ public final class NatsJetStreamPublisherConfig {
                 throw new IllegalArgumentException("set at most one of userInfo, token and credentialsFile");
             }
             if (credentialsFile != null && !Files.isReadable(credentialsFile)) {
-                throw new IllegalArgumentException("credentialsFile is not a readable file: " + credentialsFile);
+                throw new IllegalArgumentException("credentialsFile must be a readable file (was " + credentialsFile + ")");
             }
             if (subjectPrefix == null || !subjectPrefix.chars().allMatch(c -> c > 0x20 && c != 0x7F && c != '*' && c != '>')) {
                 throw new IllegalArgumentException("subjectPrefix must hold no whitespace, control characters or"
-                        + " wildcards (* >): got '" + subjectPrefix + "'");
+                        + " wildcards (* >) (was '" + subjectPrefix + "')");
             }
-            requirePositive(connectTimeout, "connectTimeout");
-            requirePositive(ackTimeout, "ackTimeout");
-            if (connectionName == null || connectionName.isBlank()) {
-                throw new IllegalArgumentException("connectionName must not be blank");
-            }
+            SettingChecks.requireMillis("connectTimeout", connectTimeout);
+            SettingChecks.requireMillis("ackTimeout", ackTimeout);
+            SettingChecks.requireText("connectionName", connectionName);
             return new NatsJetStreamPublisherConfig(this);
-        }
-
-        private static void requirePositive(Duration value, String field) {
-            if (value == null || value.toMillis() < 1) {
-                throw new IllegalArgumentException(field + " must be at least 1ms: got " + value);
-            }
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.publisher.rabbitmq;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -243,37 +244,19 @@ public final class RabbitMqPublisherConfig {
 
         /** Validates the settings; an {@link IllegalArgumentException} names the first bad one. */
         public RabbitMqPublisherConfig build() {
-            requireText(host, "host");
-            int effectivePort = port != null ? port : tls ? 5671 : 5672;
-            if (effectivePort < 1 || effectivePort > 65535) {
-                throw new IllegalArgumentException("port must be between 1 and 65535: got " + effectivePort);
-            }
-            requireText(virtualHost, "virtualHost");
-            requireText(username, "username");
-            if (password == null) {
-                throw new IllegalArgumentException("password must not be null");
-            }
+            SettingChecks.requireText("host", host);
+            int effectivePort = SettingChecks.requirePort("port", port != null ? port : tls ? 5671 : 5672);
+            SettingChecks.requireText("virtualHost", virtualHost);
+            SettingChecks.requireText("username", username);
+            SettingChecks.requirePresent("password", password);
             if (exchange == null || exchange.getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING_BYTES) {
                 throw new IllegalArgumentException("exchange must be a name of at most " + MAX_SHORT_STRING_BYTES
-                        + " UTF-8 bytes (\"\" for the default exchange): got " + exchange);
+                        + " UTF-8 bytes (\"\" for the default exchange) (was " + exchange + ")");
             }
-            requireMillis(connectTimeout, "connectTimeout");
-            requireMillis(confirmTimeout, "confirmTimeout");
-            requireText(connectionName, "connectionName");
+            SettingChecks.requireMillis("connectTimeout", connectTimeout);
+            SettingChecks.requireMillis("confirmTimeout", confirmTimeout);
+            SettingChecks.requireText("connectionName", connectionName);
             return new RabbitMqPublisherConfig(this, effectivePort);
-        }
-
-        private static void requireText(String value, String field) {
-            if (value == null || value.isBlank()) {
-                throw new IllegalArgumentException(field + " must not be blank");
-            }
-        }
-
-        private static void requireMillis(Duration value, String field) {
-            if (value == null || value.toMillis() < 1 || value.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException(field + " must be between 1ms and " + Integer.MAX_VALUE
-                        + "ms: got " + value);
-            }
         }
     }
 }

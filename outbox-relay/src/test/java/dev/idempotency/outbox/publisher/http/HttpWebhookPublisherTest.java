@@ -198,13 +198,13 @@ class HttpWebhookPublisherTest {
     @Test
     void buildNamesTheSettingItRefuses() {
         assertEquals("baseUrl is required", refusal(HttpWebhookPublisherConfig.builder()));
-        assertEquals("baseUrl must be an absolute http or https URL with a host: got 'ftp://files.example/x'",
+        assertEquals("baseUrl must be an absolute http or https URL with a host (was 'ftp://files.example/x')",
                 refusal(HttpWebhookPublisherConfig.builder().baseUrl("ftp://files.example/x")));
-        assertEquals("baseUrl must not have a query when the topic is appended to its path: got 'http://h/x?a=1'",
+        assertEquals("baseUrl must not have a query when the topic is appended to its path (was 'http://h/x?a=1')",
                 refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x?a=1")));
-        assertEquals("requestTimeout must be a positive duration: got PT0S",
+        assertEquals("requestTimeout must be a positive duration (was PT0S)",
                 refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").requestTimeout(Duration.ZERO)));
-        assertEquals("maxConcurrentRequests must be between 1 and 1000: got 0",
+        assertEquals("maxConcurrentRequests must be between 1 and 1000 (was 0)",
                 refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").maxConcurrentRequests(0)));
         assertEquals("header 'Content-Type' is set by the publisher itself",
                 refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").header("Content-Type", "text/plain")));

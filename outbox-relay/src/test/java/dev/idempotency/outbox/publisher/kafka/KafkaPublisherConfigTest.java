@@ -80,7 +80,7 @@ class KafkaPublisherConfigTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"localhost", "localhost:9092,", "localhost:port"})
+    @ValueSource(strings = {"localhost", "localhost:9092,", "localhost:port", "localhost:0", "localhost:70000"})
     void refusesBootstrapServersThatAreNotHostPortPairs(String servers) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> KafkaPublisherConfig.builder().bootstrapServers(servers).build());

@@ -156,9 +156,9 @@ class NatsJetStreamPublisherTest {
                 refusal(NatsJetStreamPublisherConfig.builder().userInfo("relay", null)));
         assertEquals("set at most one of userInfo, token and credentialsFile",
                 refusal(NatsJetStreamPublisherConfig.builder().userInfo("relay", "pw").token("t")));
-        assertEquals("subjectPrefix must hold no whitespace, control characters or wildcards (* >): got 'a.*.'",
+        assertEquals("subjectPrefix must hold no whitespace, control characters or wildcards (* >) (was 'a.*.')",
                 refusal(NatsJetStreamPublisherConfig.builder().subjectPrefix("a.*.")));
-        assertEquals("ackTimeout must be at least 1ms: got PT0S",
+        assertEquals("ackTimeout must be between 1ms and 2147483647ms (was PT0S)",
                 refusal(NatsJetStreamPublisherConfig.builder().ackTimeout(Duration.ZERO)));
         assertTrue(refusal(NatsJetStreamPublisherConfig.builder().servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
     }

@@ -205,8 +205,8 @@ class RabbitMqPublisherTest {
     @Test
     void buildNamesTheSettingItRefuses() {
         assertEquals("host must not be blank", refusal(RabbitMqPublisherConfig.builder().host(" ")));
-        assertEquals("port must be between 1 and 65535: got 70000", refusal(RabbitMqPublisherConfig.builder().port(70000)));
-        assertEquals("confirmTimeout must be between 1ms and 2147483647ms: got PT0S",
+        assertEquals("port must be between 1 and 65535 (was 70000)", refusal(RabbitMqPublisherConfig.builder().port(70000)));
+        assertEquals("confirmTimeout must be between 1ms and 2147483647ms (was PT0S)",
                 refusal(RabbitMqPublisherConfig.builder().confirmTimeout(Duration.ZERO)));
         assertTrue(refusal(RabbitMqPublisherConfig.builder().exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
     }
