@@ -22,10 +22,11 @@ public final class OutboxBacklog {
     }
 
     private OutboxBacklog(DataSource dataSource, String schema) {
+        RelaySql sql = new RelaySql(schema);
         this.jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         this.jdbi.setTemplateEngine(TemplateEngine.NOP);
-        this.countPending = RelaySql.render(RelaySql.COUNT_PENDING, schema);
-        this.oldestPendingAge = RelaySql.render(RelaySql.OLDEST_PENDING_AGE, schema);
+        this.countPending = sql.countPending;
+        this.oldestPendingAge = sql.oldestPendingAge;
     }
 
     /** Events not yet published nor dead-lettered (including those waiting for a retry). */

@@ -31,12 +31,13 @@ public final class OutboxDeadLetters {
     }
 
     private OutboxDeadLetters(DataSource dataSource, String schema) {
+        RelaySql sql = new RelaySql(schema);
         this.jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         this.jdbi.setTemplateEngine(TemplateEngine.NOP);
-        this.list = RelaySql.render(RelaySql.LIST_DEAD, schema);
-        this.requeueOne = RelaySql.render(RelaySql.REQUEUE_ONE, schema);
-        this.requeueSome = RelaySql.render(RelaySql.REQUEUE_SOME, schema);
-        this.count = RelaySql.render(RelaySql.COUNT_DEAD, schema);
+        this.list = sql.listDead;
+        this.requeueOne = sql.requeueOne;
+        this.requeueSome = sql.requeueSome;
+        this.count = sql.countDead;
     }
 
     /** Up to {@code limit} (1 to 10000) dead letters, oldest first. */

@@ -123,11 +123,12 @@ public final class OutboxRelay implements AutoCloseable {
         this.config = config;
         this.jdbi = jdbi(dataSource, config);
         String id = config.instanceId();
-        this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema());
-        this.leases = new PartitionLeases(jdbi, config);
+        RelaySql sql = new RelaySql(config.schema());
+        this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema(), sql);
+        this.leases = new PartitionLeases(jdbi, config, sql);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
-        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener,
+        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config, sql), leases, this.publisher, config, listener,
                 outage);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
