@@ -1,5 +1,6 @@
 package dev.idempotency.faults;
 
+import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -20,6 +22,11 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(240)
 class BrokerOutageTest {
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+    }
 
     @Test
     void theBrokerGoingAwayAndComingBackLosesAndReordersNothing() throws Exception {

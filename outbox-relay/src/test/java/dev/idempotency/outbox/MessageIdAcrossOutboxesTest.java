@@ -19,6 +19,7 @@ import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.testing.Brokers;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.api.StorageType;
@@ -35,6 +36,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -50,6 +52,12 @@ class MessageIdAcrossOutboxesTest {
     private static final int EVENTS_PER_OUTBOX = 20;
     private static final String TENANT = "shop-1";
     private static final Pattern UUID_TEXT = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+        Brokers.requireNats();
+    }
 
     @Test
     void twoOutboxesRelayingIntoOneStreamQueueAndWebhookDeliverEveryEventUnderItsOwnMessageId() throws Exception {

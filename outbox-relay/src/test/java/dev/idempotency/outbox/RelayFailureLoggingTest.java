@@ -13,6 +13,7 @@ import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.testing.Brokers;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.LoggerFactory;
@@ -33,6 +35,11 @@ import org.slf4j.LoggerFactory;
 @Timeout(60)
 class RelayFailureLoggingTest {
     private static final int MAX_ATTEMPTS = 20;
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+    }
 
     @Test
     void noRouteAndHttp400AppearInWarnLinesWithEventIdAndTopicRateLimitedAndWithoutThePayload() throws Exception {

@@ -8,6 +8,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
 import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamManagement;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,6 +39,11 @@ class NatsJetStreamPublisherTest {
     private final String prefix = "outboxtest." + suffix + ".";
     private Connection testConnection;
     private JetStreamManagement management;
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireNats();
+    }
 
     @BeforeEach
     void createStream() throws Exception {
