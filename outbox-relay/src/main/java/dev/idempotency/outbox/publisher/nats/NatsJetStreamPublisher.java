@@ -297,6 +297,7 @@ public final class NatsJetStreamPublisher implements Publisher {
             return this;
         }
 
+        /** See {@link NatsJetStreamPublisherConfig#connectTimeout()}. */
         public Builder connectTimeout(Duration connectTimeout) {
             config.connectTimeout(connectTimeout);
             return this;
@@ -308,6 +309,7 @@ public final class NatsJetStreamPublisher implements Publisher {
             return this;
         }
 
+        /** See {@link NatsJetStreamPublisherConfig#connectionName()}. */
         public Builder connectionName(String connectionName) {
             config.connectionName(connectionName);
             return this;

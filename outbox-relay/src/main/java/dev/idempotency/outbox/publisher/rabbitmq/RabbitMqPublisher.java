@@ -396,6 +396,7 @@ public final class RabbitMqPublisher implements Publisher {
         private Builder() {
         }
 
+        /** See {@link RabbitMqPublisherConfig#host()}. */
         public Builder host(String host) {
             config.host(host);
             return this;
@@ -407,16 +408,19 @@ public final class RabbitMqPublisher implements Publisher {
             return this;
         }
 
+        /** See {@link RabbitMqPublisherConfig#virtualHost()}. */
         public Builder virtualHost(String virtualHost) {
             config.virtualHost(virtualHost);
             return this;
         }
 
+        /** See {@link RabbitMqPublisherConfig#username()}. */
         public Builder username(String username) {
             config.username(username);
             return this;
         }
 
+        /** See {@link RabbitMqPublisherConfig#password()}. */
         public Builder password(String password) {
             config.password(password);
             return this;
@@ -444,6 +448,7 @@ public final class RabbitMqPublisher implements Publisher {
             return this;
         }
 
+        /** See {@link RabbitMqPublisherConfig#connectTimeout()}. */
         public Builder connectTimeout(Duration connectTimeout) {
             config.connectTimeout(connectTimeout);
             return this;
@@ -455,6 +460,7 @@ public final class RabbitMqPublisher implements Publisher {
             return this;
         }
 
+        /** See {@link RabbitMqPublisherConfig#connectionName()}. */
         public Builder connectionName(String connectionName) {
             config.connectionName(connectionName);
             return this;
