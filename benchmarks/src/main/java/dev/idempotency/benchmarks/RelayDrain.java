@@ -67,13 +67,13 @@ final class RelayDrain {
         List<OutboxRelay> relays = new ArrayList<>();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60) + TimeUnit.MILLISECONDS.toNanos(events);
         try (HikariDataSource monitorPool = run.database().pool("relay-backlog", 1)) {
-            OutboxBacklog backlog = new OutboxBacklog(monitorPool, run.database().schema());
+            OutboxBacklog backlog = OutboxBacklog.builder(monitorPool).schema(run.database().schema()).build();
             for (int i = 0; i < instances; i++) {
                 pools.add(run.database().pool("relay-" + i, RelayBenchSettings.RELAY_POOL_SIZE));
                 Publisher publisher = publishers.get();
                 opened.add(publisher);
-                relays.add(new OutboxRelay(pools.get(i), new CountingPublisher(publisher, published),
-                        config(run, "bench-relay-" + i)));
+                relays.add(OutboxRelay.builder(pools.get(i), new CountingPublisher(publisher, published))
+                        .config(config(run, "bench-relay-" + i)).build());
             }
             long started = System.nanoTime();
             relays.forEach(OutboxRelay::start);

@@ -111,7 +111,8 @@ final class RelayLatency implements Section {
         ExecutorService producers = Executors.newFixedThreadPool(PRODUCERS);
         try (HikariDataSource relayPool = run.database().pool("latency-relay", RelayBenchSettings.RELAY_POOL_SIZE);
              HikariDataSource producerPool = run.database().pool("latency-producers", PRODUCERS)) {
-            OutboxRelay relay = new OutboxRelay(relayPool, publisher, RelayDrain.config(run, "bench-latency"), listener);
+            OutboxRelay relay = OutboxRelay.builder(relayPool, publisher)
+                    .config(RelayDrain.config(run, "bench-latency")).listener(listener).build();
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(producerPool)
                     .config(run.executorConfig()).afterOutboxCommit(relay::wakeUp).build();
             relay.start();

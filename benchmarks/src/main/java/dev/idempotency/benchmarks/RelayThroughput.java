@@ -1,6 +1,5 @@
 package dev.idempotency.benchmarks;
 
-import dev.idempotency.outbox.publisher.nats.NatsJetStreamConfig;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,9 +40,10 @@ final class RelayThroughput implements Section {
             Measurement m = run.cell("relay drain to JetStream", instances, () -> {
                 RelayDrain.fill(run, relay.events());
                 try (JetStreamStream stream = JetStreamStream.create(relay.natsUrl())) {
-                    NatsJetStreamConfig config = NatsJetStreamConfig.builder().servers(List.of(relay.natsUrl()))
-                            .subjectPrefix(stream.subjectPrefix()).connectionName("relaybench").build();
-                    double seconds = RelayDrain.drain(run, instances, () -> new NatsJetStreamPublisher(config), relay.events());
+                    String subjectPrefix = stream.subjectPrefix();
+                    double seconds = RelayDrain.drain(run, instances, () -> NatsJetStreamPublisher.builder()
+                            .servers(List.of(relay.natsUrl())).subjectPrefix(subjectPrefix).connectionName("relaybench")
+                            .build(), relay.events());
                     streamMessages[0] = stream.messages();
                     return drained(relay.events(), seconds);
                 }

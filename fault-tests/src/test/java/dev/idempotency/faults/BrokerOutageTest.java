@@ -1,16 +1,17 @@
 package dev.idempotency.faults;
 
+import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -22,16 +23,22 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(240)
 class BrokerOutageTest {
 
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+    }
+
     @Test
     void theBrokerGoingAwayAndComingBackLosesAndReordersNothing() throws Exception {
         PublishedEvents published = new PublishedEvents();
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_broker");
              RabbitMqQueue queue = new RabbitMqQueue("fault-broker", published);
              TcpProxy proxy = TcpProxy.to(5672);
-             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").port(proxy.port())
-                     .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build())) {
+             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1").port(proxy.port())
+                     .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build()) {
             Ledger ledger = new Ledger();
-            OutboxRelay relay = new OutboxRelay(db.pool("relay", 3), publisher, Relays.fastConfig(db.schema()));
+            OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 3), publisher)
+                    .config(Relays.fastConfig(db.schema())).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 6, relay::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), queue.name());
             relay.start();

@@ -24,7 +24,8 @@ class DeadlockAndPoolTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_deadlock")) {
             Ledger ledger = new Ledger();
             PublishedEvents published = new PublishedEvents();
-            OutboxRelay relay = new OutboxRelay(db.pool("relay", 2), new RecordingSink(published), Relays.fastConfig(db.schema()));
+            OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 2), new RecordingSink(published))
+                    .config(Relays.fastConfig(db.schema())).build();
             PostgresIdempotentExecutor executor = db.executor(db.pool("callers", 3, 300), relay::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "transfers")
                     .deadlockShare(0.3).threads(8);

@@ -58,7 +58,7 @@ class LogCaptureTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_logs")) {
             PublishedEvents published = new PublishedEvents();
             Publisher sink = new RecordingSink(published);
-            LoggingPublisher logPublisher = new LoggingPublisher();
+            LoggingPublisher logPublisher = LoggingPublisher.builder().build();
             Publisher both = new Publisher() {
                 @Override
                 public List<PublishResult> publish(List<OutboxEvent> events) {
@@ -70,13 +70,15 @@ class LogCaptureTest {
                 public void close() {
                 }
             };
-            OutboxRelay relay = new OutboxRelay(db.pool("relay", 2), both, Relays.fastConfig(db.schema()));
+            OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 2), both)
+                    .config(Relays.fastConfig(db.schema())).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 3, relay::wakeUp);
             relay.start();
             try {
                 runEveryPathWith(marker, db, executor);
                 assertTrue(BrokerOutageTest.awaitPublications(published, 2, 60), "the relay published the events");
-                OutboxDeadLetters deadLetters = new OutboxDeadLetters(db.pool("operator", 1), db.schema());
+                OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(db.pool("operator", 1))
+                        .schema(db.schema()).build();
                 long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
                 while (deadLetters.count() == 0 && System.nanoTime() < deadline) {
                     Thread.sleep(100);
@@ -257,7 +259,8 @@ class LogCaptureTest {
                 public void close() {
                 }
             };
-            OutboxRelay relay = new OutboxRelay(db.pool("relay", 2), quoting, Relays.fastConfig(db.schema()));
+            OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 2), quoting)
+                    .config(Relays.fastConfig(db.schema())).build();
             relay.start();
             try {
                 executor.run("k-" + UUID.randomUUID(), tenant, String.class, tx -> {

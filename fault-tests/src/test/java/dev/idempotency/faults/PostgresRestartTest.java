@@ -26,7 +26,8 @@ class PostgresRestartTest {
              FaultDatabase db = FaultDatabase.on(server.url(), "fault_restart")) {
             Ledger ledger = new Ledger();
             PublishedEvents published = new PublishedEvents();
-            OutboxRelay relay = new OutboxRelay(db.pool("relay", 3), new RecordingSink(published), Relays.fastConfig(db.schema()));
+            OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 3), new RecordingSink(published))
+                    .config(Relays.fastConfig(db.schema())).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 6, relay::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "payments");
             relay.start();

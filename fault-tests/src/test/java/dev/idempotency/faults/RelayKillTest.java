@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
-import dev.idempotency.outbox.publisher.http.HttpWebhookConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
 import java.time.Duration;
 import java.util.UUID;
@@ -28,17 +27,18 @@ class RelayKillTest {
         PublishedEvents published = new PublishedEvents();
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_relay_kill");
              WebhookSink sink = new WebhookSink(published).delayMillis(5);
-             HttpWebhookPublisher survivorPublisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
+             HttpWebhookPublisher survivorPublisher = HttpWebhookPublisher.builder()
                      .baseUrl(sink.baseUrl()).connectTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(1))
-                     .header(WebhookSink.RELAY_HEADER, "survivor").build());
+                     .header(WebhookSink.RELAY_HEADER, "survivor").build();
              RelayProcess doomed = RelayProcess.start("doomed", db, sink.baseUrl())) {
             assertTrue(doomed.awaitRunning(90), "the relay process did not start:\n" + doomed.output());
             Ledger ledger = new Ledger();
-            OutboxRelay survivor = new OutboxRelay(db.pool("survivor", 3), survivorPublisher, OutboxRelayConfig.builder()
+            OutboxRelay survivor = OutboxRelay.builder(db.pool("survivor", 3), survivorPublisher)
+                    .config(OutboxRelayConfig.builder()
                     .schema(db.schema()).instanceId("survivor").partitions(RelayProcess.PARTITIONS)
                     .leaseDuration(Duration.ofSeconds(4)).renewalInterval(Duration.ofMillis(500))
                     .idlePollMax(Duration.ofMillis(100))
-                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build());
+                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build()).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 6, survivor::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "orders");
             survivor.start();

@@ -41,8 +41,8 @@ class SchemaNameValidationTest {
                 "IdempotencyMigrations.flyway", name -> IdempotencyMigrations.flyway(pool, name),
                 "Sweeper", name -> Sweeper.builder(pool).schema(name).build(),
                 "OutboxRelayConfig", name -> OutboxRelayConfig.builder().schema(name).build(),
-                "OutboxBacklog", name -> new OutboxBacklog(pool, name),
-                "OutboxDeadLetters", name -> new OutboxDeadLetters(pool, name));
+                "OutboxBacklog", name -> OutboxBacklog.builder(pool).schema(name).build(),
+                "OutboxDeadLetters", name -> OutboxDeadLetters.builder(pool).schema(name).build());
         StringBuilder accepted = new StringBuilder();
         entryPoints.forEach((entryPoint, use) -> {
             for (String bad : BAD_NAMES) {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
-import dev.idempotency.outbox.publisher.http.HttpWebhookConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,18 +46,19 @@ class SoakTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_soak");
              WebhookSink sink = new WebhookSink(published);
              TcpProxy broker = TcpProxy.to(sink.port());
-             HttpWebhookPublisher steadyPublisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
+             HttpWebhookPublisher steadyPublisher = HttpWebhookPublisher.builder()
                      .baseUrl(baseUrl(broker)).connectTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(1))
-                     .header(WebhookSink.RELAY_HEADER, "steady").build())) {
+                     .header(WebhookSink.RELAY_HEADER, "steady").build()) {
             int relayNumber = 0;
             for (; relayNumber < 2; relayNumber++) {
                 relays.add(RelayProcess.start("soak-relay-" + relayNumber, db, baseUrl(broker)));
             }
-            OutboxRelay steady = new OutboxRelay(db.pool("steady-relay", 3), steadyPublisher, OutboxRelayConfig.builder()
+            OutboxRelay steady = OutboxRelay.builder(db.pool("steady-relay", 3), steadyPublisher)
+                    .config(OutboxRelayConfig.builder()
                     .schema(db.schema()).instanceId("steady").partitions(RelayProcess.PARTITIONS)
                     .leaseDuration(Duration.ofSeconds(4)).renewalInterval(Duration.ofMillis(500))
                     .idlePollMax(Duration.ofMillis(100))
-                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build());
+                    .backoffBase(Duration.ofMillis(50)).backoffMax(Duration.ofSeconds(1)).maxAttempts(1000).build()).build();
             PostgresIdempotentExecutor executor = db.executor("callers", 6, steady::wakeUp);
             Workload workload = new Workload(executor, ledger, "tenant-" + UUID.randomUUID(), "soak")
                     .deadlockShare(0.1).callerDeadline(Duration.ofSeconds(120));

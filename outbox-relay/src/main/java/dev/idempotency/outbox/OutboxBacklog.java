@@ -16,14 +16,17 @@ public final class OutboxBacklog {
     private final String countPending;
     private final String oldestPendingAge;
 
-    /** The backlog of the outbox in {@code schema} (validated like {@link OutboxRelayConfig#schema()}). */
-    public OutboxBacklog(DataSource dataSource, String schema) {
-        Objects.requireNonNull(dataSource, "dataSource");
-        OutboxRelayConfig.requireValidSchema(schema);
+    /** A builder of the OutboxBacklog view over {@code dataSource}; the schema defaults to {@code idempotency}. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    private OutboxBacklog(DataSource dataSource, String schema) {
+        RelaySql sql = new RelaySql(schema);
         this.jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         this.jdbi.setTemplateEngine(TemplateEngine.NOP);
-        this.countPending = RelaySql.render(RelaySql.COUNT_PENDING, schema);
-        this.oldestPendingAge = RelaySql.render(RelaySql.OLDEST_PENDING_AGE, schema);
+        this.countPending = sql.countPending;
+        this.oldestPendingAge = sql.oldestPendingAge;
     }
 
     /** Events not yet published nor dead-lettered (including those waiting for a retry). */
@@ -36,5 +39,26 @@ public final class OutboxBacklog {
         return jdbi.withHandle(h -> h.createQuery(oldestPendingAge).mapTo(Long.class).findOne())
                 .map(millis -> Duration.ofMillis(Math.max(0, millis)))
                 .orElse(Duration.ZERO);
+    }
+
+    /** Collects the schema of an {@link OutboxBacklog}; {@link #build()} validates it. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String schema = "idempotency";
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** The schema the migrations were applied to (validated like {@link OutboxRelayConfig#schema()}). */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** Validates the schema name; an {@link IllegalArgumentException} says why it is refused. */
+        public OutboxBacklog build() {
+            return new OutboxBacklog(dataSource, OutboxRelayConfig.requireValidSchema(schema));
+        }
     }
 }

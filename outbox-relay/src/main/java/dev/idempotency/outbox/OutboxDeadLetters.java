@@ -25,16 +25,19 @@ public final class OutboxDeadLetters {
     private final String requeueSome;
     private final String count;
 
-    /** Dead letters of the outbox in {@code schema} (validated like {@link OutboxRelayConfig#schema()}). */
-    public OutboxDeadLetters(DataSource dataSource, String schema) {
-        Objects.requireNonNull(dataSource, "dataSource");
-        OutboxRelayConfig.requireValidSchema(schema);
+    /** A builder of the OutboxDeadLetters view over {@code dataSource}; the schema defaults to {@code idempotency}. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    private OutboxDeadLetters(DataSource dataSource, String schema) {
+        RelaySql sql = new RelaySql(schema);
         this.jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         this.jdbi.setTemplateEngine(TemplateEngine.NOP);
-        this.list = RelaySql.render(RelaySql.LIST_DEAD, schema);
-        this.requeueOne = RelaySql.render(RelaySql.REQUEUE_ONE, schema);
-        this.requeueSome = RelaySql.render(RelaySql.REQUEUE_SOME, schema);
-        this.count = RelaySql.render(RelaySql.COUNT_DEAD, schema);
+        this.list = sql.listDead;
+        this.requeueOne = sql.requeueOne;
+        this.requeueSome = sql.requeueSome;
+        this.count = sql.countDead;
     }
 
     /** Up to {@code limit} (1 to 10000) dead letters, oldest first. */
@@ -69,5 +72,26 @@ public final class OutboxDeadLetters {
             total += changed;
         } while (changed > 0);
         return total;
+    }
+
+    /** Collects the schema of an {@link OutboxDeadLetters}; {@link #build()} validates it. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String schema = "idempotency";
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** The schema the migrations were applied to (validated like {@link OutboxRelayConfig#schema()}). */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** Validates the schema name; an {@link IllegalArgumentException} says why it is refused. */
+        public OutboxDeadLetters build() {
+            return new OutboxDeadLetters(dataSource, OutboxRelayConfig.requireValidSchema(schema));
+        }
     }
 }

@@ -47,17 +47,17 @@ final class OutboxEventStore {
     private final String recordFailures;
     private final String deadLetter;
 
-    OutboxEventStore(Jdbi jdbi, OutboxRelayConfig config) {
+    OutboxEventStore(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
         this.instanceId = config.instanceId();
         this.partitions = config.partitions();
         this.batchSize = config.batchSize();
         this.maxEventsPerKey = config.maxEventsPerKey();
-        this.keys = new PendingKeyScan(jdbi, config);
-        this.pendingEvents = RelaySql.render(RelaySql.PENDING_EVENTS, config.schema());
-        this.markPublished = RelaySql.render(RelaySql.MARK_PUBLISHED, config.schema());
-        this.recordFailures = RelaySql.render(RelaySql.RECORD_FAILURES, config.schema());
-        this.deadLetter = RelaySql.render(RelaySql.DEAD_LETTER, config.schema());
+        this.keys = new PendingKeyScan(jdbi, config, sql);
+        this.pendingEvents = sql.pendingEvents;
+        this.markPublished = sql.markPublished;
+        this.recordFailures = sql.recordFailures;
+        this.deadLetter = sql.deadLetter;
     }
 
     /**

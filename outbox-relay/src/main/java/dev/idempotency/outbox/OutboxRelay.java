@@ -109,27 +109,26 @@ public final class OutboxRelay implements AutoCloseable {
     private volatile boolean halted;
     private int leaseFailures;
 
-    /** A relay that reports nothing to a listener. */
-    public OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config) {
-        this(dataSource, publisher, config, OutboxRelayListener.NONE);
+    /**
+     * A builder of a relay over the outbox tables of {@code dataSource}, publishing through
+     * {@code publisher}; by default with {@code OutboxRelayConfig.builder().build()} and no listener.
+     */
+    public static Builder builder(DataSource dataSource, Publisher publisher) {
+        return new Builder(dataSource, publisher);
     }
 
-    /** A relay over the outbox tables in {@code config.schema()} of {@code dataSource}, publishing through {@code publisher}. */
-    public OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config, OutboxRelayListener listener) {
-        Objects.requireNonNull(dataSource, "dataSource");
-        Objects.requireNonNull(publisher, "publisher");
-        Objects.requireNonNull(config, "config");
-        Objects.requireNonNull(listener, "listener");
+    private OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config, OutboxRelayListener listener) {
         // The publisher's own time limit decides how long a call may take; refused here if they disagree.
         config = PublishCallBound.apply(config, publisher);
         this.config = config;
         this.jdbi = jdbi(dataSource, config);
         String id = config.instanceId();
-        this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema());
-        this.leases = new PartitionLeases(jdbi, config);
+        RelaySql sql = new RelaySql(config.schema());
+        this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema(), sql);
+        this.leases = new PartitionLeases(jdbi, config, sql);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
-        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, this.publisher, config, listener,
+        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config, sql), leases, this.publisher, config, listener,
                 outage);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
@@ -345,6 +344,40 @@ public final class OutboxRelay implements AutoCloseable {
             executor.awaitTermination(bound.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Collects a relay's optional settings; {@link #build()} checks them against the publisher. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private final Publisher publisher;
+        private OutboxRelayConfig config;
+        private OutboxRelayListener listener = OutboxRelayListener.NONE;
+
+        private Builder(DataSource dataSource, Publisher publisher) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.publisher = Objects.requireNonNull(publisher, "publisher");
+        }
+
+        /** The relay's settings, schema included; default {@code OutboxRelayConfig.builder().build()}. */
+        public Builder config(OutboxRelayConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        /** Told of every batch's outcomes (e.g. for metrics); default none. */
+        public Builder listener(OutboxRelayListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * A relay, not yet started. Refused with an {@link IllegalArgumentException} when the
+         * publisher's {@code maxCallDuration()} does not fit the configured publish timeout or lease.
+         */
+        public OutboxRelay build() {
+            return new OutboxRelay(dataSource, publisher, config != null ? config : OutboxRelayConfig.builder().build(),
+                    listener);
         }
     }
 }

@@ -14,10 +14,10 @@ final class OutboxSchemaCheck {
     private final String schema;
     private final String shape;
 
-    OutboxSchemaCheck(Jdbi jdbi, String schema) {
+    OutboxSchemaCheck(Jdbi jdbi, String schema, RelaySql sql) {
         this.jdbi = jdbi;
         this.schema = schema;
-        this.shape = RelaySql.render(RelaySql.OUTBOX_TABLE_SHAPE, schema);
+        this.shape = sql.outboxTableShape;
     }
 
     /** Throws {@link OutboxSchemaException} naming the fix when the table is older or its sequence caches ids. */

@@ -48,22 +48,21 @@ final class PartitionLeases {
     private final String release;
     private volatile boolean acquiring = true;
 
-    PartitionLeases(Jdbi jdbi, OutboxRelayConfig config) {
+    PartitionLeases(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
         this.instanceId = config.instanceId();
         this.partitions = config.partitions();
         this.leaseMillis = config.leaseDuration().toMillis();
         this.deadlineOffsetNanos = config.leaseDuration().minus(config.leaseSafetyMargin()).toNanos();
         this.publishWindowNanos = config.publishTimeout().toNanos();
-        String schema = config.schema();
-        this.lockPartitions = RelaySql.render(RelaySql.LOCK_PARTITIONS, schema);
-        this.createPartitions = RelaySql.render(RelaySql.CREATE_PARTITIONS, schema);
-        this.countPartitions = RelaySql.render(RelaySql.COUNT_PARTITIONS, schema);
-        this.heartbeat = RelaySql.render(RelaySql.HEARTBEAT, schema);
-        this.deregister = RelaySql.render(RelaySql.DEREGISTER, schema);
-        this.acquire = RelaySql.render(RelaySql.ACQUIRE, schema);
-        this.renew = RelaySql.render(RelaySql.RENEW, schema);
-        this.release = RelaySql.render(RelaySql.RELEASE, schema);
+        this.lockPartitions = sql.lockPartitions;
+        this.createPartitions = sql.createPartitions;
+        this.countPartitions = sql.countPartitions;
+        this.heartbeat = sql.heartbeat;
+        this.deregister = sql.deregister;
+        this.acquire = sql.acquire;
+        this.renew = sql.renew;
+        this.release = sql.release;
     }
 
     /**

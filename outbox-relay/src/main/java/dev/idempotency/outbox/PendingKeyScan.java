@@ -22,10 +22,10 @@ final class PendingKeyScan {
     private long from = FIRST;
     private boolean lapCompleted;
 
-    PendingKeyScan(Jdbi jdbi, OutboxRelayConfig config) {
+    PendingKeyScan(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
         this.partitions = config.partitions();
-        this.pendingKeys = RelaySql.render(RelaySql.PENDING_KEYS, config.schema());
+        this.pendingKeys = sql.pendingKeys;
     }
 
     private record PendingKey(int hash, int partition) {

@@ -14,8 +14,8 @@ import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +32,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -45,13 +46,18 @@ class ExactlyOnceEndToEndTest {
     private static final int ORDERS = 100;
     private static final int COPIES_PER_REQUEST = 3;
 
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+    }
+
     @Test
     void everyOrderIsShippedExactlyOnceThroughDuplicateRequestsRedeliveriesAndRepublishedCopies() throws Exception {
         String queue = "e2e-orders-" + UUID.randomUUID();
         try (TestSchema schema = TestDatabase.get().newSchema("e2e", 12);
              Connection rabbit = rabbitConnection();
              Channel setup = rabbit.createChannel();
-             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").build())) {
+             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1").build()) {
             IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
             schema.execute("CREATE TABLE orders (order_key text PRIMARY KEY); "
                     + "CREATE TABLE shipments (message_id text NOT NULL, order_key text NOT NULL)");
@@ -59,8 +65,8 @@ class ExactlyOnceEndToEndTest {
             Jdbi jdbi = Jdbi.create(schema.dataSource());
             IdempotencyConfig config = IdempotencyConfig.builder().schema(schema.name()).waitBudget(Duration.ofSeconds(30)).build();
 
-            OutboxRelay relay = new OutboxRelay(schema.dataSource(), publisher, OutboxRelayConfig.builder()
-                    .schema(schema.name()).partitions(4).idlePollMax(Duration.ofMillis(100)).build());
+            OutboxRelay relay = OutboxRelay.builder(schema.dataSource(), publisher).config(OutboxRelayConfig.builder()
+                    .schema(schema.name()).partitions(4).idlePollMax(Duration.ofMillis(100)).build()).build();
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(schema.dataSource())
                     .config(config).afterOutboxCommit(relay::wakeUp).build();
 

@@ -16,12 +16,10 @@ import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
-import dev.idempotency.outbox.publisher.http.HttpWebhookConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
-import dev.idempotency.outbox.publisher.nats.NatsJetStreamConfig;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.testing.Brokers;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.api.StorageType;
@@ -38,6 +36,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -53,6 +52,12 @@ class MessageIdAcrossOutboxesTest {
     private static final int EVENTS_PER_OUTBOX = 20;
     private static final String TENANT = "shop-1";
     private static final Pattern UUID_TEXT = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+        Brokers.requireNats();
+    }
 
     @Test
     void twoOutboxesRelayingIntoOneStreamQueueAndWebhookDeliverEveryEventUnderItsOwnMessageId() throws Exception {
@@ -145,16 +150,16 @@ class MessageIdAcrossOutboxesTest {
     /** One service's publishers: the stream, the queue (the default exchange routes the topic to it) and the webhook. */
     private static Publisher everywhere(String subjectPrefix, String webhookUrl) {
         return new AllOf(List.of(
-                new NatsJetStreamPublisher(NatsJetStreamConfig.builder().servers(List.of("nats://127.0.0.1:4222"))
-                        .subjectPrefix(subjectPrefix).build()),
-                new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").build()),
-                new HttpWebhookPublisher(HttpWebhookConfig.builder().baseUrl(webhookUrl).build())));
+                NatsJetStreamPublisher.builder().servers(List.of("nats://127.0.0.1:4222"))
+                        .subjectPrefix(subjectPrefix).build(),
+                RabbitMqPublisher.builder().host("127.0.0.1").build(),
+                HttpWebhookPublisher.builder().baseUrl(webhookUrl).build()));
     }
 
     private static OutboxRelay relay(OutboxFixture outbox, Publisher publisher) {
-        return new OutboxRelay(outbox.dataSource(), publisher, outbox.config(outbox.schema())
+        return OutboxRelay.builder(outbox.dataSource(), publisher).config(outbox.config(outbox.schema())
                 .leaseDuration(Duration.ofSeconds(30)).renewalInterval(Duration.ofSeconds(1))
-                .publishTimeout(Duration.ofSeconds(20)).build());
+                .publishTimeout(Duration.ofSeconds(20)).build()).build();
     }
 
     /** Drains the queue through an {@link IdempotentConsumer}; returns message id to deliveries. */

@@ -36,8 +36,8 @@ class MicrometerRelayMetricsTest {
     void countsPublicationsFailuresAndDeadLettersAndReadsTheOutboxStateOnRefresh() {
         MeterRegistry registry = new SimpleMeterRegistry();
         MicrometerRelayMetrics metrics = MicrometerRelayMetrics.builder(registry)
-                .backlog(new OutboxBacklog(outbox.dataSource(), outbox.schema()))
-                .deadLetters(new OutboxDeadLetters(outbox.dataSource(), outbox.schema()))
+                .backlog(OutboxBacklog.builder(outbox.dataSource()).schema(outbox.schema()).build())
+                .deadLetters(OutboxDeadLetters.builder(outbox.dataSource()).schema(outbox.schema()).build())
                 .build();
         List<Long> ids = outbox.insertMany("t", "orders", "k", 5);
         long flaky = outbox.insert("t", "orders", "flaky", "{}");
@@ -50,7 +50,8 @@ class MicrometerRelayMetricsTest {
                 .failing(e -> e.id() == flaky && e.attempt() == 1)
                 .rejecting(e -> e.id() == rejected);
         try (HikariDataSource pool = outbox.newPool(3);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, outbox.config("a").build(), metrics)) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").build()).listener(metrics)
+                     .build()) {
             relay.start();
             outbox.awaitStatus(ids, "published", Duration.ofSeconds(30));
             outbox.awaitStatus(List.of(flaky), "published", Duration.ofSeconds(30));

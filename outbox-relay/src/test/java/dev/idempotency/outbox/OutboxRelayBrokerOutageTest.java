@@ -12,8 +12,8 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -25,6 +25,7 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -46,6 +47,11 @@ class OutboxRelayBrokerOutageTest {
     final OutboxFixture outbox = OutboxFixture.migrated();
     private Connection testConnection;
     private Channel test;
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+    }
 
     @BeforeEach
     void setUp() throws Exception {
@@ -69,12 +75,12 @@ class OutboxRelayBrokerOutageTest {
     @Test
     void aCutLongerThanMaxAttemptsTimesBackoffDeadLettersNothingCountsNoAttemptAndResumesInOrder() throws Exception {
         try (TcpProxy proxy = TcpProxy.to(5672);
-             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1")
-                     .port(proxy.port()).connectTimeout(Duration.ofSeconds(1)).confirmTimeout(Duration.ofSeconds(2)).build());
+             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1")
+                     .port(proxy.port()).connectTimeout(Duration.ofSeconds(1)).confirmTimeout(Duration.ofSeconds(2)).build();
              HikariDataSource pool = outbox.newPool(3);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, outbox.config(instance)
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config(instance)
                      .leaseDuration(Duration.ofSeconds(8)).publishTimeout(Duration.ofSeconds(4))
-                     .maxAttempts(2).backoffBase(Duration.ofMillis(100)).backoffMax(Duration.ofMillis(300)).build())) {
+                     .maxAttempts(2).backoffBase(Duration.ofMillis(100)).backoffMax(Duration.ofMillis(300)).build()).build()) {
             relay.start();
             long before = insert("warm-up", 0);
             outbox.awaitStatus(List.of(before), "published", Duration.ofSeconds(20));

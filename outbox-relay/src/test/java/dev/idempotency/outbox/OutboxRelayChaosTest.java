@@ -56,7 +56,7 @@ class OutboxRelayChaosTest {
         // Slow acknowledgements (a crash during the wait loses them) and one failed attempt in 30.
         RecordingPublisher publisher = new RecordingPublisher(instance, log).delayMillis(10)
                 .failing(e -> ThreadLocalRandom.current().nextInt(30) == 0);
-        OutboxRelay relay = new OutboxRelay(pool, publisher, config);
+        OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(config).build();
         relay.start();
         Running r = new Running(relay, pool);
         running.add(r);

@@ -33,7 +33,7 @@ class OutboxRelayFailoverTest {
     private OutboxRelay relay(OutboxRelayConfig config, RecordingPublisher publisher) {
         HikariDataSource pool = outbox.newPool(3);
         resources.add(pool);
-        OutboxRelay relay = new OutboxRelay(pool, publisher, config);
+        OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(config).build();
         resources.add(relay);
         relay.start();
         return relay;

@@ -43,7 +43,7 @@ class OutboxRelayFencingTest {
     }
 
     private PartitionLeases leases(OutboxRelayConfig config) {
-        PartitionLeases leases = new PartitionLeases(OutboxRelay.jdbi(outbox.dataSource(), config), config);
+        PartitionLeases leases = new PartitionLeases(OutboxRelay.jdbi(outbox.dataSource(), config), config, new RelaySql(config.schema()));
         leases.prepare();
         return leases;
     }
@@ -51,7 +51,7 @@ class OutboxRelayFencingTest {
     private OutboxDispatcher dispatcher(OutboxRelayConfig config, PartitionLeases leases) {
         Jdbi jdbi = OutboxRelay.jdbi(outbox.dataSource(), config);
         timeLimited = new TimeLimitedPublisher(zombiePublisher, config.publishTimeout(), "zombie-publish");
-        return new OutboxDispatcher(new OutboxEventStore(jdbi, config), leases, timeLimited, config,
+        return new OutboxDispatcher(new OutboxEventStore(jdbi, config, new RelaySql(config.schema())), leases, timeLimited, config,
                 OutboxRelayListener.NONE, new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()));
     }
 

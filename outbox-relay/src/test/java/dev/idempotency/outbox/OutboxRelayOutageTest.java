@@ -34,7 +34,7 @@ class OutboxRelayOutageTest {
         RecordingPublisher publisher = new RecordingPublisher("a", log).down(true);
         List<Long> ids = insertAcrossKeys(200, 0);
         try (HikariDataSource pool = outbox.newPool(3);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, outbox.config("a").build())) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").build()).build()) {
             relay.start();
             OutboxFixture.await("every key's first event was tried twice", Duration.ofSeconds(30),
                     () -> outbox.count("attempts >= 2") >= 20);
@@ -56,7 +56,7 @@ class OutboxRelayOutageTest {
         RecordingPublisher publisher = new RecordingPublisher("a", log).delayMillis(5);
         List<Long> ids = insertAcrossKeys(100, 0);
         try (HikariDataSource pool = pool(application);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, outbox.config("a").build())) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").build()).build()) {
             relay.start();
             outbox.awaitStatus(ids.subList(0, 20), "published", Duration.ofSeconds(30));
 

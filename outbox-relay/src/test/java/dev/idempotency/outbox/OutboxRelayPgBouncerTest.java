@@ -50,8 +50,8 @@ class OutboxRelayPgBouncerTest {
     @Test
     void aRelayBehindPgBouncerWithAPlainUrlRefusesToStartAndNamesTheFix() {
         try (HikariDataSource pool = bouncer.pool(3, "")) {
-            OutboxRelay relay = new OutboxRelay(pool, new RecordingPublisher("refused", new PublicationLog()),
-                    fixture.config("refused").build());
+            OutboxRelay relay = OutboxRelay.builder(pool, new RecordingPublisher("refused", new PublicationLog()))
+                    .config(fixture.config("refused").build()).build();
             PoolerBreaksPreparedStatementsException e = assertThrows(PoolerBreaksPreparedStatementsException.class,
                     relay::start);
             assertTrue(e.getMessage().contains("prepareThreshold=0"), e.getMessage());
@@ -67,8 +67,10 @@ class OutboxRelayPgBouncerTest {
         try (HikariDataSource executorPool = bouncer.pool(THREADS, "prepareThreshold=0");
              HikariDataSource poolA = bouncer.pool(3, "prepareThreshold=0");
              HikariDataSource poolB = bouncer.pool(3, "prepareThreshold=0")) {
-            OutboxRelay relayA = new OutboxRelay(poolA, new RecordingPublisher("a", log), fixture.config("a").build());
-            OutboxRelay relayB = new OutboxRelay(poolB, new RecordingPublisher("b", log), fixture.config("b").build());
+            OutboxRelay relayA = OutboxRelay.builder(poolA, new RecordingPublisher("a", log))
+                    .config(fixture.config("a").build()).build();
+            OutboxRelay relayB = OutboxRelay.builder(poolB, new RecordingPublisher("b", log))
+                    .config(fixture.config("b").build()).build();
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(executorPool)
                     .config(IdempotencyConfig.builder().schema(fixture.schema()).build()).build();
             relayA.start();

@@ -7,13 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.sun.net.httpserver.HttpServer;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.outbox.Publisher;
-import dev.idempotency.outbox.publisher.http.HttpWebhookConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
-import dev.idempotency.outbox.publisher.kafka.KafkaPublisherConfig;
 import dev.idempotency.outbox.publisher.kafka.KafkaPublisher;
-import dev.idempotency.outbox.publisher.nats.NatsJetStreamConfig;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -52,12 +48,13 @@ class OutboxRelayPublishTimeoutTest {
             }
         });
         webhook.start();
-        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
+        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
                 .baseUrl("http://127.0.0.1:" + webhook.getAddress().getPort() + "/hooks")
-                .requestTimeout(Duration.ofSeconds(20)).build());
+                .requestTimeout(Duration.ofSeconds(20)).build();
              HikariDataSource pool = outbox.newPool(3);
              // No publishTimeout: the relay derives it from the publisher (5 s connect + 20 s request + margin).
-             OutboxRelay relay = new OutboxRelay(pool, publisher, relaySettings().leaseDuration(Duration.ofSeconds(40)).build())) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher)
+                     .config(relaySettings().leaseDuration(Duration.ofSeconds(40)).build()).build()) {
             relay.start();
             long id = outbox.insert("t", "orders", "order-1", "{\"n\":1}");
             outbox.awaitStatus(List.of(id), "published", Duration.ofSeconds(30));
@@ -72,11 +69,11 @@ class OutboxRelayPublishTimeoutTest {
 
     @Test
     void anExplicitPublishTimeoutShorterThanThePublishersOwnLimitIsRefusedAtStartNamingBoth() {
-        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
-            String message = assertThrows(IllegalArgumentException.class, () -> new OutboxRelay(outbox.dataSource(),
-                    publisher, relaySettings().leaseDuration(Duration.ofSeconds(60))
-                            .publishTimeout(Duration.ofSeconds(10)).build())).getMessage();
+        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
+                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build()) {
+            String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
+                    .config(relaySettings().leaseDuration(Duration.ofSeconds(60))
+                            .publishTimeout(Duration.ofSeconds(10)).build()).build()).getMessage();
 
             assertTrue(message.startsWith("publishTimeout (--publish-timeout, PT10S) is shorter than the publisher's own"
                     + " limit on one call (HttpWebhookPublisher.maxCallDuration() = PT25S"), message);
@@ -86,10 +83,10 @@ class OutboxRelayPublishTimeoutTest {
 
     @Test
     void aLeaseTooShortForThePublishersLimitIsRefusedAtStart() {
-        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
-            String message = assertThrows(IllegalArgumentException.class, () -> new OutboxRelay(outbox.dataSource(),
-                    publisher, relaySettings().build())).getMessage();
+        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
+                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build()) {
+            String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
+                    .config(relaySettings().build()).build()).getMessage();
 
             assertTrue(message.startsWith("leaseDuration (PT30S) must be at least renewalInterval (PT1S) + publishTimeout"
                     + " (PT27.5S)"), message);
@@ -100,14 +97,14 @@ class OutboxRelayPublishTimeoutTest {
     @Test
     void everyBuiltInPublisherWithItsDefaultsFitsTheRelaysDefaultLease() {
         List<Publisher> publishers = List.of(
-                new HttpWebhookPublisher(HttpWebhookConfig.builder().baseUrl("http://127.0.0.1:1/hooks").build()),
-                new RabbitMqPublisher(RabbitMqConfig.builder().build()),
-                new NatsJetStreamPublisher(NatsJetStreamConfig.builder().build()),
-                new KafkaPublisher(KafkaPublisherConfig.builder().bootstrapServers("127.0.0.1:1").build()));
+                HttpWebhookPublisher.builder().baseUrl("http://127.0.0.1:1/hooks").build(),
+                RabbitMqPublisher.builder().build(),
+                NatsJetStreamPublisher.builder().build(),
+                KafkaPublisher.builder().bootstrapServers("127.0.0.1:1").build());
         try {
             for (Publisher publisher : publishers) {
-                OutboxRelay relay = new OutboxRelay(outbox.dataSource(), publisher,
-                        OutboxRelayConfig.builder().schema(outbox.schema()).build());
+                OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), publisher)
+                        .config(OutboxRelayConfig.builder().schema(outbox.schema()).build()).build();
                 relay.close();
                 Duration limit = publisher.maxCallDuration().orElseThrow();
                 assertTrue(limit.compareTo(OutboxRelayConfig.builder().build().publishTimeout().multipliedBy(2)) <= 0,

@@ -34,7 +34,7 @@ class OutboxRelayPublishingTest {
         RecordingPublisher publisher = new RecordingPublisher("a", log);
 
         try (HikariDataSource pool = outbox.newPool(3);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, outbox.config("a").build())) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").build()).build()) {
             relay.start();
             outbox.awaitStatus(ids, "published", Duration.ofSeconds(30));
         }
@@ -57,7 +57,7 @@ class OutboxRelayPublishingTest {
                 .idlePollMin(Duration.ofHours(1)).idlePollMax(Duration.ofHours(1)).build();
         RecordingPublisher publisher = new RecordingPublisher("a", log);
         try (HikariDataSource pool = outbox.newPool(3);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, config)) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(config).build()) {
             relay.start();
             OutboxFixture.await("partitions held", Duration.ofSeconds(20), () -> relay.heldPartitions().size() == 8);
             Thread.sleep(300);
@@ -73,7 +73,7 @@ class OutboxRelayPublishingTest {
 
     @Test
     void tellsItsListenerAboutEachPublicationWithItsAgeAndReportsTheBacklog() {
-        OutboxBacklog backlog = new OutboxBacklog(outbox.dataSource(), outbox.schema());
+        OutboxBacklog backlog = OutboxBacklog.builder(outbox.dataSource()).schema(outbox.schema()).build();
         assertEquals(0, backlog.pendingCount());
         assertEquals(Duration.ZERO, backlog.oldestPendingAge());
         long old = outbox.insert("t", "orders", "k", "{}");
@@ -98,7 +98,8 @@ class OutboxRelayPublishingTest {
         RecordingPublisher publisher = new RecordingPublisher("a", log);
         publisher.failing(e -> e.id() == old && e.attempt() < 3);
         try (HikariDataSource pool = outbox.newPool(3);
-             OutboxRelay relay = new OutboxRelay(pool, publisher, outbox.config("a").build(), listener)) {
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher)
+                     .config(outbox.config("a").build()).listener(listener).build()) {
             relay.start();
             outbox.awaitStatus(List.of(old, fresh), "published", Duration.ofSeconds(30));
         }

@@ -42,12 +42,12 @@ class OutboxRelayRetryTest {
     }
 
     private void startRelay(OutboxRelayConfig.Builder config) {
-        relay = new OutboxRelay(pool, publisher, config.partitions(1).build());
+        relay = OutboxRelay.builder(pool, publisher).config(config.partitions(1).build()).build();
         relay.start();
     }
 
     private void startRelay(OutboxRelayConfig.Builder config, OutboxRelayListener listener) {
-        relay = new OutboxRelay(pool, publisher, config.partitions(1).build(), listener);
+        relay = OutboxRelay.builder(pool, publisher).config(config.partitions(1).build()).listener(listener).build();
         relay.start();
     }
 
@@ -194,7 +194,7 @@ class OutboxRelayRetryTest {
         assertEquals("dead", outbox.status(rejected));
         assertEquals(1, outbox.attempts(rejected), "a rejection is dead-lettered at once");
 
-        OutboxDeadLetters deadLetters = new OutboxDeadLetters(outbox.dataSource(), outbox.schema());
+        OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(outbox.dataSource()).schema(outbox.schema()).build();
         List<OutboxDeadLetter> listed = deadLetters.list(10);
         assertEquals(List.of(exhausted, rejected), listed.stream().map(OutboxDeadLetter::id).toList());
         OutboxDeadLetter first = listed.get(0);

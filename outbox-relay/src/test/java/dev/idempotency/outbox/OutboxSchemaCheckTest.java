@@ -25,8 +25,8 @@ class OutboxSchemaCheckTest {
             String fix = "ALTER TABLE \"" + outbox.schema() + "\".outbox_events ALTER COLUMN id SET CACHE 1";
 
             OutboxSchemaException refused = assertThrows(OutboxSchemaException.class,
-                    () -> new OutboxRelay(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()),
-                            outbox.config("cached").build()).start());
+                    () -> OutboxRelay.builder(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()))
+                            .config(outbox.config("cached").build()).build().start());
 
             assertEquals("outbox relay not started: the id sequence " + outbox.schema() + ".outbox_events_id_seq of \""
                     + outbox.schema() + "\".outbox_events has CACHE 20, so ids of one ordering key need not follow"
@@ -34,8 +34,8 @@ class OutboxSchemaCheckTest {
             assertEquals(0, outbox.number("SELECT count(*) FROM outbox_relay_partitions"), "nothing was started");
 
             outbox.execute(fix);
-            try (OutboxRelay relay = new OutboxRelay(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()),
-                    outbox.config("fixed").build())) {
+            try (OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()))
+                    .config(outbox.config("fixed").build()).build()) {
                 relay.start();
                 long id = outbox.insert("t", "orders", "k", "{}");
                 outbox.awaitStatus(List.of(id), "published", Duration.ofSeconds(10));
@@ -47,8 +47,8 @@ class OutboxSchemaCheckTest {
     void aRelayRefusesAnOutboxOlderThanItsMigrationsAndNamesHowToMigrate() {
         try (OutboxFixture outbox = OutboxFixture.createAtVersion("schema_v2", "2")) {
             OutboxSchemaException refused = assertThrows(OutboxSchemaException.class,
-                    () -> new OutboxRelay(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()),
-                            outbox.config("old").build()).start());
+                    () -> OutboxRelay.builder(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()))
+                            .config(outbox.config("old").build()).build().start());
 
             assertEquals("outbox relay not started: \"" + outbox.schema() + "\".outbox_events has no message_id column;"
                     + " apply the library's migrations to schema '" + outbox.schema() + "' (IdempotencyMigrations.migrate("
@@ -64,7 +64,8 @@ class OutboxSchemaCheckTest {
             long after = outbox.insert("t", "orders", "k", "{}");
             RecordingPublisher publisher = new RecordingPublisher("r", new PublicationLog());
 
-            try (OutboxRelay relay = new OutboxRelay(outbox.dataSource(), publisher, outbox.config("upgraded").build())) {
+            try (OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), publisher)
+                    .config(outbox.config("upgraded").build()).build()) {
                 relay.start();
                 outbox.awaitStatus(List.of(before, after), "published", Duration.ofSeconds(10));
             }

@@ -29,7 +29,7 @@ class PartitionLeasesTest {
     private PartitionLeases leases(String instance) {
         OutboxRelayConfig config = outbox.config(instance).leaseDuration(Duration.ofSeconds(30))
                 .renewalInterval(Duration.ofSeconds(5)).publishTimeout(Duration.ofSeconds(10)).build();
-        PartitionLeases leases = new PartitionLeases(OutboxRelay.jdbi(outbox.dataSource(), config), config);
+        PartitionLeases leases = new PartitionLeases(OutboxRelay.jdbi(outbox.dataSource(), config), config, new RelaySql(config.schema()));
         leases.prepare();
         return leases;
     }
@@ -133,7 +133,7 @@ class PartitionLeasesTest {
         leases("a");
         OutboxRelayConfig other = outbox.config("b").partitions(16).build();
         Jdbi jdbi = OutboxRelay.jdbi(outbox.dataSource(), other);
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> new PartitionLeases(jdbi, other).prepare());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> new PartitionLeases(jdbi, other, new RelaySql(other.schema())).prepare());
         assertTrue(e.getMessage().contains("the database has 8 relay partitions but this relay is configured with partitions = 16"),
                 e.getMessage());
     }

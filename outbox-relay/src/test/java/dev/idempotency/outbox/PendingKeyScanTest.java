@@ -27,7 +27,7 @@ class PendingKeyScanTest {
 
     private PendingKeyScan scan(int partitions) {
         OutboxRelayConfig config = outbox.config("a").partitions(partitions).build();
-        return new PendingKeyScan(OutboxRelay.jdbi(outbox.dataSource(), config), config);
+        return new PendingKeyScan(OutboxRelay.jdbi(outbox.dataSource(), config), config, new RelaySql(config.schema()));
     }
 
     private List<Integer> hashes(String partitionFilter) {

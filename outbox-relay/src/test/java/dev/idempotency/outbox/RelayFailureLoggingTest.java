@@ -11,10 +11,9 @@ import com.sun.net.httpserver.HttpServer;
 import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
-import dev.idempotency.outbox.publisher.http.HttpWebhookConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
-import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.testing.Brokers;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -22,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.LoggerFactory;
@@ -35,6 +35,11 @@ import org.slf4j.LoggerFactory;
 @Timeout(60)
 class RelayFailureLoggingTest {
     private static final int MAX_ATTEMPTS = 20;
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+    }
 
     @Test
     void noRouteAndHttp400AppearInWarnLinesWithEventIdAndTopicRateLimitedAndWithoutThePayload() throws Exception {
@@ -61,16 +66,16 @@ class RelayFailureLoggingTest {
         root.addAppender(captured);
         try (OutboxFixture outbox = OutboxFixture.create("failure_log");
              Publisher publisher = new ByTopic(hookTopic,
-                     new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                             .baseUrl("http://127.0.0.1:" + webhook.getAddress().getPort() + "/hooks").build()),
-                     new RabbitMqPublisher(RabbitMqConfig.builder().host("127.0.0.1").build()))) {
+                     HttpWebhookPublisher.builder()
+                             .baseUrl("http://127.0.0.1:" + webhook.getAddress().getPort() + "/hooks").build(),
+                     RabbitMqPublisher.builder().host("127.0.0.1").build())) {
             long unrouted = outbox.insert("shop", unroutedTopic, "order-1", payload);
             long rejected = outbox.insert("shop", hookTopic, "order-2", payload);
             String unroutedMessageId = outbox.string("SELECT message_id::text FROM outbox_events WHERE id = " + unrouted);
             String rejectedMessageId = outbox.string("SELECT message_id::text FROM outbox_events WHERE id = " + rejected);
 
-            try (OutboxRelay relay = new OutboxRelay(outbox.dataSource(), publisher, outbox.config("failing")
-                    .maxAttempts(MAX_ATTEMPTS).backoffBase(Duration.ofMillis(5)).backoffMax(Duration.ofMillis(20)).build())) {
+            try (OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), publisher).config(outbox.config("failing")
+                    .maxAttempts(MAX_ATTEMPTS).backoffBase(Duration.ofMillis(5)).backoffMax(Duration.ofMillis(20)).build()).build()) {
                 relay.start();
                 outbox.awaitStatus(List.of(unrouted, rejected), "dead", Duration.ofSeconds(40));
             }
@@ -91,7 +96,7 @@ class RelayFailureLoggingTest {
                     + " HTTP 400; list and requeue dead letters with OutboxDeadLetters or the dead-letters command"),
                     failureLines::toString);
             assertEquals(List.of(unroutedMessageId, rejectedMessageId),
-                    new OutboxDeadLetters(outbox.dataSource(), outbox.schema()).list(10).stream()
+                    OutboxDeadLetters.builder(outbox.dataSource()).schema(outbox.schema()).build().list(10).stream()
                             .map(OutboxDeadLetter::messageId).toList(), "operators see each dead letter's message id");
             List<String> leaks = everything(captured).stream().filter(l -> l.contains(sentinel)).toList();
             assertEquals(List.of(), leaks, "no captured log line (INFO and up, any logger) carries the payload");

@@ -35,7 +35,7 @@ final class DeadLettersCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         try (HikariDataSource pool = database.pool("dead-letters", 1)) {
             RequiredTables.require(pool, database.schema, RequiredTables.DEAD_LETTERS);
-            OutboxDeadLetters deadLetters = new OutboxDeadLetters(pool, database.schema);
+            OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(pool).schema(database.schema).build();
             if (requeue != null) {
                 boolean done = deadLetters.requeue(requeue);
                 out.println(done ? "requeued event " + requeue : "no dead letter with id " + requeue);

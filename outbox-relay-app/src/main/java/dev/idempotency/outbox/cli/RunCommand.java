@@ -133,9 +133,10 @@ final class RunCommand implements Callable<Integer> {
             }
             RequiredTables.require(pool, database.schema, noSweeper ? RequiredTables.RELAY
                     : Stream.concat(RequiredTables.RELAY.stream(), RequiredTables.SWEEPER.stream()).toList());
-            OutboxBacklog backlog = new OutboxBacklog(pool, database.schema);
-            RelayMetrics metrics = new RelayMetrics(backlog, new OutboxDeadLetters(pool, database.schema));
-            OutboxRelay relay = new OutboxRelay(pool, sink, relayConfig, metrics.listener());
+            OutboxBacklog backlog = OutboxBacklog.builder(pool).schema(database.schema).build();
+            RelayMetrics metrics = new RelayMetrics(backlog, OutboxDeadLetters.builder(pool)
+                    .schema(database.schema).build());
+            OutboxRelay relay = OutboxRelay.builder(pool, sink).config(relayConfig).listener(metrics.listener()).build();
             ScheduledExecutorService gauges = Executors.newSingleThreadScheduledExecutor(runnable -> {
                 Thread thread = new Thread(runnable, "outbox-relay-gauges");
                 thread.setDaemon(true);

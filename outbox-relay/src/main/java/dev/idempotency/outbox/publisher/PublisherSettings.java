@@ -137,6 +137,6 @@ public final class PublisherSettings {
 
     private IllegalArgumentException invalid(String name, String value, String expected) {
         return new IllegalArgumentException(publisher + " publisher setting '" + name + "' must be "
-                + expected + ": got '" + value + "'");
+                + expected + " (was '" + value + "')");
     }
 }

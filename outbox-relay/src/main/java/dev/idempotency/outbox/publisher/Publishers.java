@@ -22,17 +22,17 @@ public final class Publishers {
     }
 
     /**
-     * The publisher called {@code name}, built from {@code settings} as its config's
-     * {@code fromSettings} reads them (e.g. {@code base-url} for {@code http}). An
+     * The publisher called {@code name}, built from {@code settings} as its builder's
+     * {@code settings(Map)} reads them (e.g. {@code base-url} for {@code http}). An
      * {@link IllegalArgumentException} names an unknown publisher or a bad setting.
      */
     public static Publisher create(String name, Map<String, String> settings) {
         return switch (name) {
-            case "log" -> LoggingPublisher.fromSettings(settings);
-            case "http" -> HttpWebhookPublisher.fromSettings(settings);
-            case "rabbitmq" -> RabbitMqPublisher.fromSettings(settings);
-            case "nats" -> NatsJetStreamPublisher.fromSettings(settings);
-            case "kafka" -> KafkaPublisher.fromSettings(settings);
+            case "log" -> LoggingPublisher.builder().settings(settings).build();
+            case "http" -> HttpWebhookPublisher.builder().settings(settings).build();
+            case "rabbitmq" -> RabbitMqPublisher.builder().settings(settings).build();
+            case "nats" -> NatsJetStreamPublisher.builder().settings(settings).build();
+            case "kafka" -> KafkaPublisher.builder().settings(settings).build();
             default -> throw new IllegalArgumentException("unknown publisher '" + name + "'; known publishers: "
                     + String.join(", ", NAMES));
         };

@@ -38,11 +38,11 @@ class PublisherSettingsTest {
     void aMalformedValueIsRefusedWithTheSettingNamed() {
         PublisherSettings settings = PublisherSettings.of("test", Map.of("t", "10 seconds", "n", "ten", "b", "yes"));
 
-        assertEquals("test publisher setting 't' must be a duration such as 500ms, 10s, 2m or PT10S: got '10 seconds'",
+        assertEquals("test publisher setting 't' must be a duration such as 500ms, 10s, 2m or PT10S (was '10 seconds')",
                 assertThrows(IllegalArgumentException.class, () -> settings.duration("t")).getMessage());
-        assertEquals("test publisher setting 'n' must be a whole number: got 'ten'",
+        assertEquals("test publisher setting 'n' must be a whole number (was 'ten')",
                 assertThrows(IllegalArgumentException.class, () -> settings.integer("n")).getMessage());
-        assertEquals("test publisher setting 'b' must be true or false: got 'yes'",
+        assertEquals("test publisher setting 'b' must be true or false (was 'yes')",
                 assertThrows(IllegalArgumentException.class, () -> settings.bool("b")).getMessage());
     }
 

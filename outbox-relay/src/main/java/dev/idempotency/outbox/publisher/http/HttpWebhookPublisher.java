@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Publishes each event as an HTTP POST of its JSON payload to a webhook (see
- * {@link HttpWebhookConfig#urlFor(String)}), on the JDK's {@code java.net.http} client.
+ * {@link HttpWebhookPublisherConfig#urlFor(String)}), on the JDK's {@code java.net.http} client.
  *
  * <p>Every request carries {@value #IDEMPOTENCY_KEY}: the event's message id
  * ({@link OutboxEvent#messageId()}, unique across outboxes), on which the receiver deduplicates; {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
@@ -41,9 +41,9 @@ import org.slf4j.LoggerFactory;
  * except those that are not valid HTTP headers, have a value that is not printable ASCII, or would
  * replace one of the above (those are skipped and logged at WARN).
  *
- * <p>A batch is sent concurrently, at most {@link HttpWebhookConfig#maxConcurrentRequests()} at a
- * time, and the whole call is given {@link HttpWebhookConfig#connectTimeout()} plus
- * {@link HttpWebhookConfig#requestTimeout()} ({@link #maxCallDuration()}): a request still waiting for
+ * <p>A batch is sent concurrently, at most {@link HttpWebhookPublisherConfig#maxConcurrentRequests()} at a
+ * time, and the whole call is given {@link HttpWebhookPublisherConfig#connectTimeout()} plus
+ * {@link HttpWebhookPublisherConfig#requestTimeout()} ({@link #maxCallDuration()}): a request still waiting for
  * a free slot or an answer by then is {@code RETRY}. A 2xx answer is {@code PUBLISHED}; a 4xx other
  * than 408 and 429 is {@code REJECTED} (the relay dead-letters it); a refused connection or a connect
  * timeout is {@code UNAVAILABLE} (the request never reached the endpoint); any other status or a
@@ -65,7 +65,7 @@ public final class HttpWebhookPublisher implements Publisher {
             "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect");
     private static final int ERROR_BODY_LIMIT = 512;
 
-    private final HttpWebhookConfig config;
+    private final HttpWebhookPublisherConfig config;
     private final HttpClient client;
     private final Semaphore requestSlots;
     private final Duration requestDeadline;
@@ -73,7 +73,7 @@ public final class HttpWebhookPublisher implements Publisher {
     private volatile boolean closed;
 
     /** A publisher for {@code config}; it connects lazily, on the first batch. */
-    public HttpWebhookPublisher(HttpWebhookConfig config) {
+    HttpWebhookPublisher(HttpWebhookPublisherConfig config) {
         this.config = Objects.requireNonNull(config, "config");
         boolean https = config.baseUrl().getScheme().equalsIgnoreCase("https");
         this.client = HttpClient.newBuilder()
@@ -88,9 +88,12 @@ public final class HttpWebhookPublisher implements Publisher {
                 .map(name -> name.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
     }
 
-    /** Builds one from string settings; see {@link HttpWebhookConfig#fromSettings(Map)}. */
-    public static HttpWebhookPublisher fromSettings(Map<String, String> settings) {
-        return new HttpWebhookPublisher(HttpWebhookConfig.fromSettings(settings));
+    /**
+     * A builder with the defaults of {@link HttpWebhookPublisherConfig}; {@link Builder#build()} validates the
+     * settings and makes the publisher.
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /** {@code connectTimeout + requestTimeout}: every request of a call ends by then. */
@@ -112,6 +115,11 @@ public final class HttpWebhookPublisher implements Publisher {
     }
 
     /** Refuses further batches; requests in flight finish or time out on their own. */
+    /** The settings this publisher was built with. */
+    public HttpWebhookPublisherConfig config() {
+        return config;
+    }
+
     @Override
     public void close() {
         closed = true;
@@ -230,5 +238,68 @@ public final class HttpWebhookPublisher implements Publisher {
             return "could not connect to " + url + ": " + (cause.getMessage() == null ? "connection refused" : cause.getMessage());
         }
         return "request to " + url + " failed: " + cause;
+    }
+
+    /** Collects the settings of a {@link HttpWebhookPublisher}; {@link #build()} validates them once. */
+    public static final class Builder {
+        private final HttpWebhookPublisherConfig.Builder config = HttpWebhookPublisherConfig.builder();
+
+        private Builder() {
+        }
+
+        /** The absolute http or https URL events are posted to (or under); no user info, no fragment. */
+        public Builder baseUrl(String baseUrl) {
+            config.baseUrl(baseUrl);
+            return this;
+        }
+
+        /** Whether the topic is appended as a path segment (default true). */
+        public Builder appendTopicToPath(boolean appendTopicToPath) {
+            config.appendTopicToPath(appendTopicToPath);
+            return this;
+        }
+
+        /** How long opening a connection may take (default 5s). */
+        public Builder connectTimeout(Duration connectTimeout) {
+            config.connectTimeout(connectTimeout);
+            return this;
+        }
+
+        /** How long one request may wait for its complete response once connected (default 10s). */
+        public Builder requestTimeout(Duration requestTimeout) {
+            config.requestTimeout(requestTimeout);
+            return this;
+        }
+
+        /** How many requests of one batch may be in flight at once (default 16). */
+        public Builder maxConcurrentRequests(int maxConcurrentRequests) {
+            config.maxConcurrentRequests(maxConcurrentRequests);
+            return this;
+        }
+
+        /** Adds a header to every request, e.g. {@code Authorization}; replaces one of the same name. */
+        public Builder header(String name, String value) {
+            config.header(name, value);
+            return this;
+        }
+
+        /**
+         * Reads string settings (flags, environment, a properties file) onto this builder, by the
+         * names HttpWebhookPublisherConfig's constants give; refuses an unknown name or a malformed value.
+         */
+        public Builder settings(Map<String, String> values) {
+            HttpWebhookPublisherConfig.read(values, config);
+            return this;
+        }
+
+        /** The validated settings, without making a publisher. */
+        HttpWebhookPublisherConfig buildConfig() {
+            return config.build();
+        }
+
+        /** Validates the settings (an {@link IllegalArgumentException} names the first bad one) and makes the publisher. */
+        public HttpWebhookPublisher build() {
+            return new HttpWebhookPublisher(buildConfig());
+        }
     }
 }

@@ -1,8 +1,10 @@
 package dev.idempotency.outbox.publisher.kafka;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -12,12 +14,11 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Immutable, validated settings of a {@link KafkaPublisher}. Build with {@link #builder()} or, for
- * the runnable process, {@link #fromSettings(Map)}; invalid values fail at build time with a message
- * naming the field, not at the first publish.
+ * Immutable, validated settings of a {@link KafkaPublisher}, made by {@link KafkaPublisher#builder()};
+ * invalid values fail at build time with a message naming the field, not at the first publish.
  */
 public final class KafkaPublisherConfig {
-    /** Settings key of {@link #bootstrapServers()} in {@link #fromSettings(Map)}. */
+    /** Settings key of {@link #bootstrapServers()}, required in string settings. */
     public static final String BOOTSTRAP_SERVERS_SETTING = "bootstrap-servers";
     /** Settings key of {@link #clientId()}. */
     public static final String CLIENT_ID_SETTING = "client-id";
@@ -71,7 +72,7 @@ public final class KafkaPublisherConfig {
     }
 
     /** A builder with the defaults: client id {@code idempotency-outbox-relay}, no prefix, 15 s timeout. */
-    public static Builder builder() {
+    static Builder builder() {
         return new Builder();
     }
 
@@ -83,33 +84,21 @@ public final class KafkaPublisherConfig {
      * {@value #PRODUCER_SETTING_PREFIX}{@code <kafka producer property>}. Any other key is an error, so
      * a typo does not pass silently.
      */
-    public static KafkaPublisherConfig fromSettings(Map<String, String> settings) {
-        Objects.requireNonNull(settings, "settings");
-        Builder builder = builder();
-        settings.forEach((key, value) -> {
-            Objects.requireNonNull(key, "setting name");
-            if (value == null) {
-                throw new IllegalArgumentException(key + " has no value");
-            }
-            switch (key) {
-                case BOOTSTRAP_SERVERS_SETTING -> builder.bootstrapServers(value);
-                case CLIENT_ID_SETTING -> builder.clientId(value);
-                case TOPIC_PREFIX_SETTING -> builder.topicPrefix(value);
-                case PUBLISH_TIMEOUT_SETTING ->
-                        builder.publishTimeout(parseDuration(PUBLISH_TIMEOUT_SETTING, value));
-                default -> {
-                    if (key.startsWith(PRODUCER_SETTING_PREFIX) && key.length() > PRODUCER_SETTING_PREFIX.length()) {
-                        builder.producerProperty(key.substring(PRODUCER_SETTING_PREFIX.length()), value);
-                    } else {
-                        throw new IllegalArgumentException("unknown Kafka publisher setting " + key
-                                + "; known: " + BOOTSTRAP_SERVERS_SETTING + ", " + CLIENT_ID_SETTING + ", "
-                                + TOPIC_PREFIX_SETTING + ", " + PUBLISH_TIMEOUT_SETTING + ", "
-                                + PRODUCER_SETTING_PREFIX + "<producer property>");
-                    }
-                }
-            }
-        });
-        return builder.build();
+    static KafkaPublisherConfig fromSettings(Map<String, String> values) {
+        return read(values, builder()).build();
+    }
+
+    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
+    static Builder read(Map<String, String> values, Builder builder) {
+        PublisherSettings settings = PublisherSettings.of("kafka", values);
+        settings.allowOnly(List.of(BOOTSTRAP_SERVERS_SETTING, CLIENT_ID_SETTING, TOPIC_PREFIX_SETTING,
+                PUBLISH_TIMEOUT_SETTING), PRODUCER_SETTING_PREFIX);
+        settings.string(BOOTSTRAP_SERVERS_SETTING).ifPresent(builder::bootstrapServers);
+        settings.string(CLIENT_ID_SETTING).ifPresent(builder::clientId);
+        settings.string(TOPIC_PREFIX_SETTING).ifPresent(builder::topicPrefix);
+        settings.duration(PUBLISH_TIMEOUT_SETTING).ifPresent(builder::publishTimeout);
+        settings.withPrefix(PRODUCER_SETTING_PREFIX).forEach(builder::producerProperty);
+        return builder;
     }
 
     /** Comma-separated {@code host:port} list of brokers to bootstrap from. */
@@ -150,7 +139,7 @@ public final class KafkaPublisherConfig {
     }
 
     /** Mutable builder for {@link KafkaPublisherConfig}. */
-    public static final class Builder {
+    static final class Builder {
         private String bootstrapServers;
         private String clientId = "idempotency-outbox-relay";
         private String topicPrefix = "";
@@ -212,19 +201,14 @@ public final class KafkaPublisherConfig {
                     throw new IllegalArgumentException("bootstrapServers must be host:port pairs separated by commas"
                             + " (was " + bootstrapServers + ")");
                 }
+                SettingChecks.requireHostPort("bootstrapServers", server);
             }
-            if (clientId == null || clientId.isBlank()) {
-                throw new IllegalArgumentException("clientId must not be blank");
-            }
+            SettingChecks.requireText("clientId", clientId);
             if (topicPrefix == null || !TOPIC_PREFIX.matcher(topicPrefix).matches() || topicPrefix.length() >= 249) {
                 throw new IllegalArgumentException("topicPrefix may hold only letters, digits, '.', '_' and '-'"
                         + " and must be shorter than 249 characters (was " + topicPrefix + ")");
             }
-            Objects.requireNonNull(publishTimeout, "publishTimeout");
-            if (publishTimeout.compareTo(MIN_TIMEOUT) < 0 || publishTimeout.compareTo(MAX_TIMEOUT) > 0) {
-                throw new IllegalArgumentException("publishTimeout must be between " + MIN_TIMEOUT + " and "
-                        + MAX_TIMEOUT + " (was " + publishTimeout + ")");
-            }
+            SettingChecks.requireBetween("publishTimeout", publishTimeout, MIN_TIMEOUT, MAX_TIMEOUT);
             for (String name : producerProperties.keySet()) {
                 if (RESERVED_PROPERTIES.contains(name)) {
                     throw new IllegalArgumentException("producer property " + name + " is set by KafkaPublisher"
@@ -282,14 +266,5 @@ public final class KafkaPublisherConfig {
                     + " at most 5 for the idempotent producer to keep per-key order (was " + maxInFlight + ")");
         }
         return settings;
-    }
-
-    private static Duration parseDuration(String name, String value) {
-        try {
-            return PublisherSettings.parseDuration(value.strip());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(name + " must be a duration such as 500ms, 30s, 2m or PT30S (was "
-                    + value + ")", e);
-        }
     }
 }

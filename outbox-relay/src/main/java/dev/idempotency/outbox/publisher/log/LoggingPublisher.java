@@ -3,7 +3,6 @@ package dev.idempotency.outbox.publisher.log;
 import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
-import dev.idempotency.outbox.publisher.PublisherSettings;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,32 +18,22 @@ import org.slf4j.LoggerFactory;
  * gives the headers and the payload.
  */
 public final class LoggingPublisher implements Publisher {
-    /** The logger events go to unless another is named. */
-    public static final String DEFAULT_LOGGER = "dev.idempotency.outbox.events";
-    /** Setting: the name of the SLF4J logger to write to. */
-    public static final String LOGGER_SETTING = "logger";
-
+    private final LoggingPublisherConfig config;
     private final Logger logger;
 
-    /** Logs to {@value #DEFAULT_LOGGER}. */
-    public LoggingPublisher() {
-        this(DEFAULT_LOGGER);
-    }
-
-    /** Logs to the SLF4J logger called {@code loggerName}. */
-    public LoggingPublisher(String loggerName) {
-        this(LoggerFactory.getLogger(requireName(loggerName)));
+    /** A builder that logs to {@value LoggingPublisherConfig#DEFAULT_LOGGER} unless told otherwise. */
+    public static Builder builder() {
+        return new Builder();
     }
 
     LoggingPublisher(Logger logger) {
         this.logger = Objects.requireNonNull(logger, "logger");
+        this.config = LoggingPublisherConfig.builder().loggerName(logger.getName()).build();
     }
 
-    /** Builds one from string settings: {@value #LOGGER_SETTING} (optional). */
-    public static LoggingPublisher fromSettings(Map<String, String> values) {
-        PublisherSettings settings = PublisherSettings.of("log", values);
-        settings.allowOnly(List.of(LOGGER_SETTING));
-        return new LoggingPublisher(settings.string(LOGGER_SETTING).orElse(DEFAULT_LOGGER));
+    /** The settings this publisher was built with. */
+    public LoggingPublisherConfig config() {
+        return config;
     }
 
     @Override
@@ -67,10 +56,33 @@ public final class LoggingPublisher implements Publisher {
     public void close() {
     }
 
-    private static String requireName(String loggerName) {
-        if (loggerName == null || loggerName.isBlank()) {
-            throw new IllegalArgumentException("loggerName must not be blank");
+    /** Collects the settings of a {@link LoggingPublisher}; {@link #build()} validates them once. */
+    public static final class Builder {
+        private final LoggingPublisherConfig.Builder config = LoggingPublisherConfig.builder();
+
+        private Builder() {
         }
-        return loggerName;
+
+        /** The SLF4J logger to write to; default {@value LoggingPublisherConfig#DEFAULT_LOGGER}. */
+        public Builder loggerName(String loggerName) {
+            config.loggerName(loggerName);
+            return this;
+        }
+
+        /** Reads string settings ({@value LoggingPublisherConfig#LOGGER}) onto this builder; refuses any other. */
+        public Builder settings(Map<String, String> values) {
+            LoggingPublisherConfig.read(values, config);
+            return this;
+        }
+
+        /** The validated settings, without making a publisher. */
+        LoggingPublisherConfig buildConfig() {
+            return config.build();
+        }
+
+        /** Validates the settings (an {@link IllegalArgumentException} names a bad one) and makes the publisher. */
+        public LoggingPublisher build() {
+            return new LoggingPublisher(LoggerFactory.getLogger(buildConfig().loggerName()));
+        }
     }
 }

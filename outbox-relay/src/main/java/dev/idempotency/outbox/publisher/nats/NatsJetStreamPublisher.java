@@ -16,6 +16,7 @@ import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,12 +36,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Publishes events to NATS JetStream, one result per event from the stream's own ack: an ack is
  * PUBLISHED, including a duplicate ack (the stream already holds that event); a failed or missing
- * ack (no stream on the subject, a timeout after {@link NatsJetStreamConfig#ackTimeout()}) is RETRY;
+ * ack (no stream on the subject, a timeout after {@link NatsJetStreamPublisherConfig#ackTimeout()}) is RETRY;
  * a subject or message the client refuses outright (say, a topic with a space, or a payload over the
  * server's limit) is REJECTED; the server unreachable, or the connection lost under the batch, is
  * UNAVAILABLE.
  *
- * <p>Each message goes to {@link NatsJetStreamConfig#subjectFor(String)} with the JSON payload and
+ * <p>Each message goes to {@link NatsJetStreamPublisherConfig#subjectFor(String)} with the JSON payload and
  * headers {@value #MESSAGE_ID_HEADER} = the event's message id ({@link OutboxEvent#messageId()},
  * unique across outboxes), so the stream drops a re-publish within its duplicate window; {@code Outbox-Tenant}, {@code Outbox-Topic}, {@code Outbox-Partition-Key},
  * encoded with {@link OutboxHeaders#encodeAsciiValue(String)}; and the event's own headers, except
@@ -57,21 +58,24 @@ public final class NatsJetStreamPublisher implements Publisher {
 
     private static final Logger log = LoggerFactory.getLogger(NatsJetStreamPublisher.class);
 
-    private final NatsJetStreamConfig config;
+    private final NatsJetStreamPublisherConfig config;
     private final Options options;
     private Connection connection;
     private JetStream jetStream;
     private volatile boolean closed;
 
     /** A publisher for {@code config}; it connects lazily, on the first batch. */
-    public NatsJetStreamPublisher(NatsJetStreamConfig config) {
+    NatsJetStreamPublisher(NatsJetStreamPublisherConfig config) {
         this.config = Objects.requireNonNull(config, "config");
         this.options = options(config);
     }
 
-    /** Builds one from string settings; see {@link NatsJetStreamConfig#fromSettings(Map)}. */
-    public static NatsJetStreamPublisher fromSettings(Map<String, String> settings) {
-        return new NatsJetStreamPublisher(NatsJetStreamConfig.fromSettings(settings));
+    /**
+     * A builder with the defaults of {@link NatsJetStreamPublisherConfig}; {@link Builder#build()} validates the
+     * settings and makes the publisher.
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /** One connect timeout per server (the first connect tries each) plus the ack timeout. */
@@ -113,6 +117,11 @@ public final class NatsJetStreamPublisher implements Publisher {
             outcome.add(results.get(i).getNow(PublishResult.retry(missing)));
         }
         return outcome;
+    }
+
+    /** The settings this publisher was built with. */
+    public NatsJetStreamPublisherConfig config() {
+        return config;
     }
 
     /** Closes the connection; a batch in flight ends with RETRY results. */
@@ -222,7 +231,7 @@ public final class NatsJetStreamPublisher implements Publisher {
         return events.stream().map(event -> result).collect(Collectors.toList());
     }
 
-    private static Options options(NatsJetStreamConfig config) {
+    private static Options options(NatsJetStreamPublisherConfig config) {
         Options.Builder builder = new Options.Builder()
                 .servers(config.servers().toArray(String[]::new))
                 .connectionName(config.connectionName())
@@ -249,5 +258,80 @@ public final class NatsJetStreamPublisher implements Publisher {
             builder.authHandler(Nats.credentials(config.credentialsFile().toString()));
         }
         return builder.build();
+    }
+
+    /** Collects the settings of a {@link NatsJetStreamPublisher}; {@link #build()} validates them once. */
+    public static final class Builder {
+        private final NatsJetStreamPublisherConfig.Builder config = NatsJetStreamPublisherConfig.builder();
+
+        private Builder() {
+        }
+
+        /** The server URLs ({@code nats://host:port}, {@code tls://host:port} for TLS). */
+        public Builder servers(List<String> servers) {
+            config.servers(servers);
+            return this;
+        }
+
+        /** Authenticate with a user name and password. */
+        public Builder userInfo(String username, String password) {
+            config.userInfo(username, password);
+            return this;
+        }
+
+        /** Authenticate with a token. */
+        public Builder token(String token) {
+            config.token(token);
+            return this;
+        }
+
+        /** Authenticate with a {@code .creds} file (JWT and NKey seed). */
+        public Builder credentialsFile(Path credentialsFile) {
+            config.credentialsFile(credentialsFile);
+            return this;
+        }
+
+        /** What is put before each topic to make the subject, e.g. {@code outbox.}; empty by default. */
+        public Builder subjectPrefix(String subjectPrefix) {
+            config.subjectPrefix(subjectPrefix);
+            return this;
+        }
+
+        /** See {@link NatsJetStreamPublisherConfig#connectTimeout()}. */
+        public Builder connectTimeout(Duration connectTimeout) {
+            config.connectTimeout(connectTimeout);
+            return this;
+        }
+
+        /** How long one batch may wait for its acks (default 10s); later acks count as RETRY. */
+        public Builder ackTimeout(Duration ackTimeout) {
+            config.ackTimeout(ackTimeout);
+            return this;
+        }
+
+        /** See {@link NatsJetStreamPublisherConfig#connectionName()}. */
+        public Builder connectionName(String connectionName) {
+            config.connectionName(connectionName);
+            return this;
+        }
+
+        /**
+         * Reads string settings (flags, environment, a properties file) onto this builder, by the
+         * names NatsJetStreamPublisherConfig's constants give; refuses an unknown name or a malformed value.
+         */
+        public Builder settings(Map<String, String> values) {
+            NatsJetStreamPublisherConfig.read(values, config);
+            return this;
+        }
+
+        /** The validated settings, without making a publisher. */
+        NatsJetStreamPublisherConfig buildConfig() {
+            return config.build();
+        }
+
+        /** Validates the settings (an {@link IllegalArgumentException} names the first bad one) and makes the publisher. */
+        public NatsJetStreamPublisher build() {
+            return new NatsJetStreamPublisher(buildConfig());
+        }
     }
 }

@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Publishes events to RabbitMQ with publisher confirms, one result per event from the broker's own
  * answer: an ack is PUBLISHED; a nack, a mandatory message no queue received, a missing confirm
- * after {@link RabbitMqConfig#confirmTimeout()} or a channel the broker closed is RETRY; a topic too
+ * after {@link RabbitMqPublisherConfig#confirmTimeout()} or a channel the broker closed is RETRY; a topic too
  * long for a routing key is REJECTED. When the broker cannot be reached, has blocked the connection,
  * or the connection fails under the batch, the events not confirmed are UNAVAILABLE.
  *
@@ -46,20 +46,20 @@ import org.slf4j.LoggerFactory;
  * outboxes), and headers {@code Outbox-Tenant}, {@code Outbox-Topic},
  * {@code Outbox-Partition-Key} (as UTF-8 strings) plus the event's own headers (those that would
  * replace the former, or whose names exceed 255 bytes, are skipped and logged at WARN). It goes to
- * {@link RabbitMqConfig#exchange()} with the topic as routing key.
+ * {@link RabbitMqPublisherConfig#exchange()} with the topic as routing key.
  *
  * <p>A batch is written in full, then its confirms are awaited together. Batches take turns on one
  * channel. The publisher connects on first use and again on the first batch after the connection
  * was lost; while the broker is unreachable, or has blocked the connection for lack of resources,
  * every event is UNAVAILABLE at once. Connecting (TCP, handshake, channel) is cut off after
- * {@link RabbitMqConfig#connectTimeout()} and a batch whose writes stall (a broker that stopped
+ * {@link RabbitMqPublisherConfig#connectTimeout()} and a batch whose writes stall (a broker that stopped
  * reading) has its socket closed after the confirm timeout, so {@link #publish(List)} returns within
  * {@link #maxCallDuration()}.
  */
 public final class RabbitMqPublisher implements Publisher {
     private static final Logger log = LoggerFactory.getLogger(RabbitMqPublisher.class);
 
-    private final RabbitMqConfig config;
+    private final RabbitMqPublisherConfig config;
     private final ConnectionFactory factory;
     private final ScheduledThreadPoolExecutor watchdog;
     private volatile Connection connection;
@@ -72,7 +72,7 @@ public final class RabbitMqPublisher implements Publisher {
     private PendingConfirms pending;
 
     /** A publisher for {@code config}; it connects lazily, on the first batch. */
-    public RabbitMqPublisher(RabbitMqConfig config) {
+    RabbitMqPublisher(RabbitMqPublisherConfig config) {
         this.config = Objects.requireNonNull(config, "config");
         this.factory = connectionFactory(config);
         this.watchdog = new ScheduledThreadPoolExecutor(1, task -> {
@@ -83,9 +83,12 @@ public final class RabbitMqPublisher implements Publisher {
         this.watchdog.setRemoveOnCancelPolicy(true);
     }
 
-    /** Builds one from string settings; see {@link RabbitMqConfig#fromSettings(Map)}. */
-    public static RabbitMqPublisher fromSettings(Map<String, String> settings) {
-        return new RabbitMqPublisher(RabbitMqConfig.fromSettings(settings));
+    /**
+     * A builder with the defaults of {@link RabbitMqPublisherConfig}; {@link Builder#build()} validates the
+     * settings and makes the publisher.
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /** {@code connectTimeout + confirmTimeout}: connecting is cut off after the first, writing and confirms after the second. */
@@ -136,6 +139,11 @@ public final class RabbitMqPublisher implements Publisher {
         }
     }
 
+    /** The settings this publisher was built with. */
+    public RabbitMqPublisherConfig config() {
+        return config;
+    }
+
     /** Closes the connection; a batch in flight ends with RETRY results. */
     @Override
     public void close() {
@@ -161,9 +169,9 @@ public final class RabbitMqPublisher implements Publisher {
                             ? PublishResult.unavailable(notSent) : PublishResult.retry(notSent)));
                     continue;
                 }
-                if (event.topic().getBytes(StandardCharsets.UTF_8).length > RabbitMqConfig.MAX_SHORT_STRING_BYTES) {
+                if (event.topic().getBytes(StandardCharsets.UTF_8).length > RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES) {
                     results.add(CompletableFuture.completedFuture(PublishResult.rejected("topic is longer than the "
-                            + RabbitMqConfig.MAX_SHORT_STRING_BYTES + " bytes an AMQP routing key can hold")));
+                            + RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES + " bytes an AMQP routing key can hold")));
                     continue;
                 }
                 CompletableFuture<PublishResult> result = confirms.expect(open.getNextPublishSeqNo(), event.messageId());
@@ -207,7 +215,7 @@ public final class RabbitMqPublisher implements Publisher {
     private AMQP.BasicProperties properties(OutboxEvent event) {
         Map<String, Object> headers = new HashMap<>();
         event.headers().forEach((name, value) -> {
-            if (isOutboxHeader(name) || name.getBytes(StandardCharsets.UTF_8).length > RabbitMqConfig.MAX_SHORT_STRING_BYTES) {
+            if (isOutboxHeader(name) || name.getBytes(StandardCharsets.UTF_8).length > RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES) {
                 log.warn("outbox event {}: header '{}' not sent: reserved by the publisher or too long", event.id(), name);
             } else {
                 headers.put(name, value);
@@ -355,7 +363,7 @@ public final class RabbitMqPublisher implements Publisher {
                 : cause.getClass().getSimpleName() + ": " + cause.getMessage();
     }
 
-    private ConnectionFactory connectionFactory(RabbitMqConfig config) {
+    private ConnectionFactory connectionFactory(RabbitMqPublisherConfig config) {
         ConnectionFactory created = new ConnectionFactory();
         created.setHost(config.host());
         created.setPort(config.port());
@@ -379,5 +387,102 @@ public final class RabbitMqPublisher implements Publisher {
             created.enableHostnameVerification();
         }
         return created;
+    }
+
+    /** Collects the settings of a {@link RabbitMqPublisher}; {@link #build()} validates them once. */
+    public static final class Builder {
+        private final RabbitMqPublisherConfig.Builder config = RabbitMqPublisherConfig.builder();
+
+        private Builder() {
+        }
+
+        /** See {@link RabbitMqPublisherConfig#host()}. */
+        public Builder host(String host) {
+            config.host(host);
+            return this;
+        }
+
+        /** The broker port; unset means 5672, or 5671 with TLS. */
+        public Builder port(int port) {
+            config.port(port);
+            return this;
+        }
+
+        /** See {@link RabbitMqPublisherConfig#virtualHost()}. */
+        public Builder virtualHost(String virtualHost) {
+            config.virtualHost(virtualHost);
+            return this;
+        }
+
+        /** See {@link RabbitMqPublisherConfig#username()}. */
+        public Builder username(String username) {
+            config.username(username);
+            return this;
+        }
+
+        /** See {@link RabbitMqPublisherConfig#password()}. */
+        public Builder password(String password) {
+            config.password(password);
+            return this;
+        }
+
+        /** Connect with TLS, trusting the JVM's default trust store and checking the host name. */
+        public Builder tls(boolean tls) {
+            config.tls(tls);
+            return this;
+        }
+
+        /** The exchange to publish to; {@code ""} (default) routes to the queue named like the topic. */
+        public Builder exchange(String exchange) {
+            config.exchange(exchange);
+            return this;
+        }
+
+        /**
+         * True (default): an event that no queue receives is returned by the broker and reported
+         * RETRY, so nothing is dropped while a queue is missing. False: such an event counts as
+         * published and the broker drops it.
+         */
+        public Builder mandatory(boolean mandatory) {
+            config.mandatory(mandatory);
+            return this;
+        }
+
+        /** See {@link RabbitMqPublisherConfig#connectTimeout()}. */
+        public Builder connectTimeout(Duration connectTimeout) {
+            config.connectTimeout(connectTimeout);
+            return this;
+        }
+
+        /** How long one batch may take to write and be confirmed (default 10s); later confirms count as RETRY. */
+        public Builder confirmTimeout(Duration confirmTimeout) {
+            config.confirmTimeout(confirmTimeout);
+            return this;
+        }
+
+        /** See {@link RabbitMqPublisherConfig#connectionName()}. */
+        public Builder connectionName(String connectionName) {
+            config.connectionName(connectionName);
+            return this;
+        }
+
+        /**
+         * Reads string settings (flags, environment, a properties file) onto this builder, by the
+         * names RabbitMqPublisherConfig's constants give; refuses an unknown name or a malformed value.
+         */
+        public Builder settings(Map<String, String> values) {
+            RabbitMqPublisherConfig.read(values, config);
+            return this;
+        }
+
+        /** The validated settings, without making a publisher. */
+        RabbitMqPublisherConfig buildConfig() {
+            return config.build();
+        }
+
+        /** Validates the settings (an {@link IllegalArgumentException} names the first bad one) and makes the publisher. */
+        public RabbitMqPublisher build() {
+            return new RabbitMqPublisher(buildConfig());
+        }
     }
 }

@@ -36,8 +36,8 @@ class HttpWebhookPublisherTest {
         OutboxEvent refund = event(102, "refunds", "refund-1", "{\"amount\":3}", Map.of());
 
         List<PublishResult> results;
-        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookConfig.builder()
-                .baseUrl(receiver.url("/hooks")).header("Authorization", "Bearer s3cret").build())) {
+        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
+                .baseUrl(receiver.url("/hooks")).header("Authorization", "Bearer s3cret").build()) {
             results = publisher.publish(List.of(order, refund));
         }
 
@@ -67,7 +67,7 @@ class HttpWebhookPublisherTest {
 
     @Test
     void withoutTopicInThePathEveryEventGoesToTheBaseUrlItself() {
-        HttpWebhookConfig config = HttpWebhookConfig.builder().baseUrl(receiver.url("/in?source=outbox"))
+        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/in?source=outbox"))
                 .appendTopicToPath(false).build();
         try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(config)) {
             assertEquals(Status.PUBLISHED, publisher.publish(List.of(event(1, "orders"))).get(0).status());
@@ -112,7 +112,7 @@ class HttpWebhookPublisherTest {
             }
             return new WebhookReceiver.Answer(200, "");
         });
-        HttpWebhookConfig config = HttpWebhookConfig.builder().baseUrl(receiver.url("/hooks"))
+        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/hooks"))
                 .requestTimeout(Duration.ofMillis(500)).connectTimeout(Duration.ofSeconds(2)).build();
 
         List<PublishResult> results;
@@ -135,7 +135,7 @@ class HttpWebhookPublisherTest {
             boolean together = bothArrived.await(20, TimeUnit.SECONDS);
             return new WebhookReceiver.Answer(together ? 200 : 500, "");
         });
-        HttpWebhookConfig config = HttpWebhookConfig.builder().baseUrl(receiver.url("/hooks"))
+        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/hooks"))
                 .requestTimeout(Duration.ofSeconds(15)).build();
 
         try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(config)) {
@@ -150,7 +150,7 @@ class HttpWebhookPublisherTest {
             Thread.sleep(20);
             return new WebhookReceiver.Answer(200, "");
         });
-        HttpWebhookConfig config = HttpWebhookConfig.builder().baseUrl(receiver.url("/hooks"))
+        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/hooks"))
                 .maxConcurrentRequests(2).build();
         List<OutboxEvent> events = IntStream.rangeClosed(1, 12).mapToObj(id -> event(id, "t" + id)).toList();
 
@@ -197,22 +197,22 @@ class HttpWebhookPublisherTest {
 
     @Test
     void buildNamesTheSettingItRefuses() {
-        assertEquals("baseUrl is required", refusal(HttpWebhookConfig.builder()));
-        assertEquals("baseUrl must be an absolute http or https URL with a host: got 'ftp://files.example/x'",
-                refusal(HttpWebhookConfig.builder().baseUrl("ftp://files.example/x")));
-        assertEquals("baseUrl must not have a query when the topic is appended to its path: got 'http://h/x?a=1'",
-                refusal(HttpWebhookConfig.builder().baseUrl("http://h/x?a=1")));
-        assertEquals("requestTimeout must be a positive duration: got PT0S",
-                refusal(HttpWebhookConfig.builder().baseUrl("http://h/x").requestTimeout(Duration.ZERO)));
-        assertEquals("maxConcurrentRequests must be between 1 and 1000: got 0",
-                refusal(HttpWebhookConfig.builder().baseUrl("http://h/x").maxConcurrentRequests(0)));
+        assertEquals("baseUrl is required", refusal(HttpWebhookPublisherConfig.builder()));
+        assertEquals("baseUrl must be an absolute http or https URL with a host (was 'ftp://files.example/x')",
+                refusal(HttpWebhookPublisherConfig.builder().baseUrl("ftp://files.example/x")));
+        assertEquals("baseUrl must not have a query when the topic is appended to its path (was 'http://h/x?a=1')",
+                refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x?a=1")));
+        assertEquals("requestTimeout must be a positive duration (was PT0S)",
+                refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").requestTimeout(Duration.ZERO)));
+        assertEquals("maxConcurrentRequests must be between 1 and 1000 (was 0)",
+                refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").maxConcurrentRequests(0)));
         assertEquals("header 'Content-Type' is set by the publisher itself",
-                refusal(HttpWebhookConfig.builder().baseUrl("http://h/x").header("Content-Type", "text/plain")));
+                refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").header("Content-Type", "text/plain")));
     }
 
     @Test
     void settingsBuildTheSameConfigurationAndHideHeaderValues() {
-        HttpWebhookConfig config = HttpWebhookConfig.fromSettings(Map.of("base-url", "https://hooks.example/in",
+        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.fromSettings(Map.of("base-url", "https://hooks.example/in",
                 "request-timeout", "3s", "connect-timeout", "750ms", "max-concurrent-requests", "4",
                 "append-topic-to-path", "true", "header.Authorization", "Bearer s3cret"));
 
@@ -222,14 +222,14 @@ class HttpWebhookPublisherTest {
         assertEquals(4, config.maxConcurrentRequests());
         assertEquals(Map.of("Authorization", "Bearer s3cret"), config.headers());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> HttpWebhookConfig.fromSettings(Map.of("url", "http://h")));
+        assertThrows(IllegalArgumentException.class, () -> HttpWebhookPublisherConfig.fromSettings(Map.of("url", "http://h")));
     }
 
     private static HttpWebhookPublisher publisher(String baseUrl) {
-        return new HttpWebhookPublisher(HttpWebhookConfig.builder().baseUrl(baseUrl).build());
+        return HttpWebhookPublisher.builder().baseUrl(baseUrl).build();
     }
 
-    private static String refusal(HttpWebhookConfig.Builder builder) {
+    private static String refusal(HttpWebhookPublisherConfig.Builder builder) {
         return assertThrows(IllegalArgumentException.class, builder::build).getMessage();
     }
 

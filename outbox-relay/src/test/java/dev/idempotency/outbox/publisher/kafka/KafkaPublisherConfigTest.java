@@ -63,13 +63,13 @@ class KafkaPublisherConfigTest {
     void refusesAnUnknownSettingNamingIt() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
                 KafkaPublisherConfig.fromSettings(Map.of("bootstrap-servers", "h:9092", "bootstrap-server", "h:9092")));
-        assertTrue(e.getMessage().contains("bootstrap-server;"), e.getMessage());
+        assertTrue(e.getMessage().contains("setting 'bootstrap-server';"), e.getMessage());
     }
 
     @Test
     void refusesAnUnreadableTimeoutNamingTheSetting() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> timeoutOf("thirty seconds"));
-        assertTrue(e.getMessage().startsWith("publish-timeout"), e.getMessage());
+        assertTrue(e.getMessage().contains("setting 'publish-timeout' must be a duration"), e.getMessage());
     }
 
     @Test
@@ -80,7 +80,7 @@ class KafkaPublisherConfigTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"localhost", "localhost:9092,", "localhost:port"})
+    @ValueSource(strings = {"localhost", "localhost:9092,", "localhost:port", "localhost:0", "localhost:70000"})
     void refusesBootstrapServersThatAreNotHostPortPairs(String servers) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> KafkaPublisherConfig.builder().bootstrapServers(servers).build());

@@ -59,11 +59,11 @@ class LoggingPublisherTest {
 
     @Test
     void settingsNameTheLoggerAndRefuseUnknownNames() {
-        assertEquals(PublishResult.Status.PUBLISHED, LoggingPublisher.fromSettings(Map.of("logger", "outbox.test"))
-                .publish(events.subList(0, 1)).get(0).status());
+        assertEquals(PublishResult.Status.PUBLISHED, LoggingPublisher.builder().settings(Map.of("logger", "outbox.test"))
+                .build().publish(events.subList(0, 1)).get(0).status());
 
         IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
-                () -> LoggingPublisher.fromSettings(Map.of("loger", "x")));
+                () -> LoggingPublisher.builder().settings(Map.of("loger", "x")));
         assertEquals("unknown log publisher setting 'loger'; known settings: logger", error.getMessage());
     }
 }

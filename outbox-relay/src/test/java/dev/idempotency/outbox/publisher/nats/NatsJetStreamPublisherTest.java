@@ -8,6 +8,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
 import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamManagement;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,6 +39,11 @@ class NatsJetStreamPublisherTest {
     private final String prefix = "outboxtest." + suffix + ".";
     private Connection testConnection;
     private JetStreamManagement management;
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireNats();
+    }
 
     @BeforeEach
     void createStream() throws Exception {
@@ -153,19 +160,19 @@ class NatsJetStreamPublisherTest {
     @Test
     void buildNamesTheSettingItRefuses() {
         assertEquals("username and password must be set together",
-                refusal(NatsJetStreamConfig.builder().userInfo("relay", null)));
+                refusal(NatsJetStreamPublisherConfig.builder().userInfo("relay", null)));
         assertEquals("set at most one of userInfo, token and credentialsFile",
-                refusal(NatsJetStreamConfig.builder().userInfo("relay", "pw").token("t")));
-        assertEquals("subjectPrefix must hold no whitespace, control characters or wildcards (* >): got 'a.*.'",
-                refusal(NatsJetStreamConfig.builder().subjectPrefix("a.*.")));
-        assertEquals("ackTimeout must be at least 1ms: got PT0S",
-                refusal(NatsJetStreamConfig.builder().ackTimeout(Duration.ZERO)));
-        assertTrue(refusal(NatsJetStreamConfig.builder().servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
+                refusal(NatsJetStreamPublisherConfig.builder().userInfo("relay", "pw").token("t")));
+        assertEquals("subjectPrefix must hold no whitespace, control characters or wildcards (* >) (was 'a.*.')",
+                refusal(NatsJetStreamPublisherConfig.builder().subjectPrefix("a.*.")));
+        assertEquals("ackTimeout must be between 1ms and 2147483647ms (was PT0S)",
+                refusal(NatsJetStreamPublisherConfig.builder().ackTimeout(Duration.ZERO)));
+        assertTrue(refusal(NatsJetStreamPublisherConfig.builder().servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
     }
 
     @Test
     void settingsBuildTheConfigurationAndItsTextHidesSecrets() {
-        NatsJetStreamConfig config = NatsJetStreamConfig.fromSettings(Map.of(
+        NatsJetStreamPublisherConfig config = NatsJetStreamPublisherConfig.fromSettings(Map.of(
                 "servers", "nats://a:4222, nats://b:4222", "username", "relay", "password", "s3cret",
                 "subject-prefix", "outbox.", "ack-timeout", "3s"));
 
@@ -173,11 +180,11 @@ class NatsJetStreamPublisherTest {
         assertEquals("outbox.orders", config.subjectFor("orders"));
         assertEquals(Duration.ofSeconds(3), config.ackTimeout());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> NatsJetStreamConfig.fromSettings(Map.of("server", "x")));
+        assertThrows(IllegalArgumentException.class, () -> NatsJetStreamPublisherConfig.fromSettings(Map.of("server", "x")));
     }
 
-    private NatsJetStreamConfig.Builder config() {
-        return NatsJetStreamConfig.builder().servers(List.of("nats://127.0.0.1:" + SERVER_PORT))
+    private NatsJetStreamPublisherConfig.Builder config() {
+        return NatsJetStreamPublisherConfig.builder().servers(List.of("nats://127.0.0.1:" + SERVER_PORT))
                 .subjectPrefix(prefix).ackTimeout(Duration.ofSeconds(20));
     }
 
@@ -192,7 +199,7 @@ class NatsJetStreamPublisherTest {
         throw new AssertionError("stream " + stream + " holds no message with Nats-Msg-Id " + id);
     }
 
-    private static String refusal(NatsJetStreamConfig.Builder builder) {
+    private static String refusal(NatsJetStreamPublisherConfig.Builder builder) {
         return assertThrows(IllegalArgumentException.class, builder::build).getMessage();
     }
 

@@ -14,6 +14,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
 import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,6 +25,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,6 +39,11 @@ class RabbitMqPublisherTest {
     private final String queue = "outbox-test-" + suffix;
     private Connection testConnection;
     private Channel test;
+
+    @BeforeAll
+    static void brokerIsRunning() {
+        Brokers.requireRabbitMq();
+    }
 
     @BeforeEach
     void declareQueue() throws Exception {
@@ -204,16 +211,16 @@ class RabbitMqPublisherTest {
 
     @Test
     void buildNamesTheSettingItRefuses() {
-        assertEquals("host must not be blank", refusal(RabbitMqConfig.builder().host(" ")));
-        assertEquals("port must be between 1 and 65535: got 70000", refusal(RabbitMqConfig.builder().port(70000)));
-        assertEquals("confirmTimeout must be between 1ms and 2147483647ms: got PT0S",
-                refusal(RabbitMqConfig.builder().confirmTimeout(Duration.ZERO)));
-        assertTrue(refusal(RabbitMqConfig.builder().exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
+        assertEquals("host must not be blank", refusal(RabbitMqPublisherConfig.builder().host(" ")));
+        assertEquals("port must be between 1 and 65535 (was 70000)", refusal(RabbitMqPublisherConfig.builder().port(70000)));
+        assertEquals("confirmTimeout must be between 1ms and 2147483647ms (was PT0S)",
+                refusal(RabbitMqPublisherConfig.builder().confirmTimeout(Duration.ZERO)));
+        assertTrue(refusal(RabbitMqPublisherConfig.builder().exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
     }
 
     @Test
     void settingsBuildTheConfigurationAndItsTextHidesThePassword() {
-        RabbitMqConfig config = RabbitMqConfig.fromSettings(Map.of("host", "rabbit.internal", "tls", "true",
+        RabbitMqPublisherConfig config = RabbitMqPublisherConfig.fromSettings(Map.of("host", "rabbit.internal", "tls", "true",
                 "username", "relay", "password", "s3cret", "exchange", "events", "mandatory", "false",
                 "confirm-timeout", "30s"));
 
@@ -222,11 +229,11 @@ class RabbitMqPublisherTest {
         assertEquals(Duration.ofSeconds(30), config.confirmTimeout());
         assertTrue(!config.mandatory());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> RabbitMqConfig.fromSettings(Map.of("hostname", "x")));
+        assertThrows(IllegalArgumentException.class, () -> RabbitMqPublisherConfig.fromSettings(Map.of("hostname", "x")));
     }
 
-    private static RabbitMqConfig.Builder config() {
-        return RabbitMqConfig.builder().host("127.0.0.1").port(BROKER_PORT)
+    private static RabbitMqPublisherConfig.Builder config() {
+        return RabbitMqPublisherConfig.builder().host("127.0.0.1").port(BROKER_PORT)
                 .connectTimeout(Duration.ofSeconds(5)).confirmTimeout(Duration.ofSeconds(20));
     }
 
@@ -251,7 +258,7 @@ class RabbitMqPublisherTest {
         return ids;
     }
 
-    private static String refusal(RabbitMqConfig.Builder builder) {
+    private static String refusal(RabbitMqPublisherConfig.Builder builder) {
         return assertThrows(IllegalArgumentException.class, builder::build).getMessage();
     }
 

@@ -1,20 +1,21 @@
 package dev.idempotency.outbox.publisher.rabbitmq;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Where and how {@link RabbitMqPublisher} publishes. Immutable; {@link Builder#build()} validates
- * every field once and names the field it refuses.
+ * Where and how {@link RabbitMqPublisher} publishes. Immutable; made by {@link RabbitMqPublisher#builder()}, whose
+ * {@code build()} validates every field once and names the field it refuses.
  *
  * <p>Each event is published to {@link #exchange()} with its topic as the routing key. The default
  * exchange {@code ""} delivers straight to the queue named like the topic; name a direct or topic
  * exchange to route by bindings instead.
  */
-public final class RabbitMqConfig {
+public final class RabbitMqPublisherConfig {
     /** Setting: the broker host, {@code localhost} by default. */
     public static final String HOST = "host";
     /** Setting: the broker port, 5672 by default (5671 with TLS). */
@@ -53,7 +54,7 @@ public final class RabbitMqConfig {
     private final Duration confirmTimeout;
     private final String connectionName;
 
-    private RabbitMqConfig(Builder builder, int port) {
+    private RabbitMqPublisherConfig(Builder builder, int port) {
         this.host = builder.host;
         this.port = port;
         this.virtualHost = builder.virtualHost;
@@ -68,7 +69,7 @@ public final class RabbitMqConfig {
     }
 
     /** A builder with the defaults: guest@localhost:5672, vhost /, the default exchange, mandatory. */
-    public static Builder builder() {
+    static Builder builder() {
         return new Builder();
     }
 
@@ -78,11 +79,15 @@ public final class RabbitMqConfig {
      * {@value #MANDATORY}, {@value #CONNECT_TIMEOUT}, {@value #CONFIRM_TIMEOUT},
      * {@value #CONNECTION_NAME}); refuses any other.
      */
-    public static RabbitMqConfig fromSettings(Map<String, String> values) {
+    static RabbitMqPublisherConfig fromSettings(Map<String, String> values) {
+        return read(values, builder()).build();
+    }
+
+    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
+    static Builder read(Map<String, String> values, Builder builder) {
         PublisherSettings settings = PublisherSettings.of("rabbitmq", values);
         settings.allowOnly(List.of(HOST, PORT, VIRTUAL_HOST, USERNAME, PASSWORD, TLS, EXCHANGE, MANDATORY,
                 CONNECT_TIMEOUT, CONFIRM_TIMEOUT, CONNECTION_NAME));
-        Builder builder = builder();
         settings.string(HOST).ifPresent(builder::host);
         settings.integer(PORT).ifPresent(builder::port);
         settings.string(VIRTUAL_HOST).ifPresent(builder::virtualHost);
@@ -94,7 +99,7 @@ public final class RabbitMqConfig {
         settings.duration(CONNECT_TIMEOUT).ifPresent(builder::connectTimeout);
         settings.duration(CONFIRM_TIMEOUT).ifPresent(builder::confirmTimeout);
         settings.string(CONNECTION_NAME).ifPresent(builder::connectionName);
-        return builder.build();
+        return builder;
     }
 
     public String host() {
@@ -150,14 +155,14 @@ public final class RabbitMqConfig {
     /** The password is left out. */
     @Override
     public String toString() {
-        return "RabbitMqConfig{" + (tls ? "amqps://" : "amqp://") + username + "@" + host + ":" + port
+        return "RabbitMqPublisherConfig{" + (tls ? "amqps://" : "amqp://") + username + "@" + host + ":" + port
                 + ", virtualHost=" + virtualHost + ", exchange='" + exchange + "', mandatory=" + mandatory
                 + ", connectTimeout=" + connectTimeout + ", confirmTimeout=" + confirmTimeout
                 + ", connectionName=" + connectionName + "}";
     }
 
-    /** Collects the settings of a {@link RabbitMqConfig}; {@link #build()} validates them. */
-    public static final class Builder {
+    /** Collects the settings of a {@link RabbitMqPublisherConfig}; {@link #build()} validates them. */
+    static final class Builder {
         private String host = "localhost";
         private Integer port;
         private String virtualHost = "/";
@@ -238,38 +243,20 @@ public final class RabbitMqConfig {
         }
 
         /** Validates the settings; an {@link IllegalArgumentException} names the first bad one. */
-        public RabbitMqConfig build() {
-            requireText(host, "host");
-            int effectivePort = port != null ? port : tls ? 5671 : 5672;
-            if (effectivePort < 1 || effectivePort > 65535) {
-                throw new IllegalArgumentException("port must be between 1 and 65535: got " + effectivePort);
-            }
-            requireText(virtualHost, "virtualHost");
-            requireText(username, "username");
-            if (password == null) {
-                throw new IllegalArgumentException("password must not be null");
-            }
+        public RabbitMqPublisherConfig build() {
+            SettingChecks.requireText("host", host);
+            int effectivePort = SettingChecks.requirePort("port", port != null ? port : tls ? 5671 : 5672);
+            SettingChecks.requireText("virtualHost", virtualHost);
+            SettingChecks.requireText("username", username);
+            SettingChecks.requirePresent("password", password);
             if (exchange == null || exchange.getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING_BYTES) {
                 throw new IllegalArgumentException("exchange must be a name of at most " + MAX_SHORT_STRING_BYTES
-                        + " UTF-8 bytes (\"\" for the default exchange): got " + exchange);
+                        + " UTF-8 bytes (\"\" for the default exchange) (was " + exchange + ")");
             }
-            requireMillis(connectTimeout, "connectTimeout");
-            requireMillis(confirmTimeout, "confirmTimeout");
-            requireText(connectionName, "connectionName");
-            return new RabbitMqConfig(this, effectivePort);
-        }
-
-        private static void requireText(String value, String field) {
-            if (value == null || value.isBlank()) {
-                throw new IllegalArgumentException(field + " must not be blank");
-            }
-        }
-
-        private static void requireMillis(Duration value, String field) {
-            if (value == null || value.toMillis() < 1 || value.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException(field + " must be between 1ms and " + Integer.MAX_VALUE
-                        + "ms: got " + value);
-            }
+            SettingChecks.requireMillis("connectTimeout", connectTimeout);
+            SettingChecks.requireMillis("confirmTimeout", confirmTimeout);
+            SettingChecks.requireText("connectionName", connectionName);
+            return new RabbitMqPublisherConfig(this, effectivePort);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.publisher.nats;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import io.nats.client.Options;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,15 +11,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Where and how {@link NatsJetStreamPublisher} publishes. Immutable; {@link Builder#build()}
- * validates every field once and names the field it refuses.
+ * Where and how {@link NatsJetStreamPublisher} publishes. Immutable; made by {@link NatsJetStreamPublisher#builder()}, whose
+ * {@code build()} validates every field once and names the field it refuses.
  *
  * <p>Each event is published to the subject {@link #subjectPrefix()} + topic: with the prefix
  * {@code outbox.}, topic {@code orders} goes to {@code outbox.orders}, and a stream on
  * {@code outbox.>} captures every topic. The default prefix is empty: the subject is the topic.
  * At most one way to authenticate may be set: user and password, a token, or a credentials file.
  */
-public final class NatsJetStreamConfig {
+public final class NatsJetStreamPublisherConfig {
     /** Setting: comma-separated server URLs, {@code nats://localhost:4222} by default. */
     public static final String SERVERS = "servers";
     /** Setting: the user name (with {@value #PASSWORD}). */
@@ -48,7 +49,7 @@ public final class NatsJetStreamConfig {
     private final Duration ackTimeout;
     private final String connectionName;
 
-    private NatsJetStreamConfig(Builder builder) {
+    private NatsJetStreamPublisherConfig(Builder builder) {
         this.servers = List.copyOf(builder.servers);
         this.username = builder.username;
         this.password = builder.password;
@@ -61,7 +62,7 @@ public final class NatsJetStreamConfig {
     }
 
     /** A builder with the defaults: {@code nats://localhost:4222}, no authentication, no subject prefix. */
-    public static Builder builder() {
+    static Builder builder() {
         return new Builder();
     }
 
@@ -70,11 +71,15 @@ public final class NatsJetStreamConfig {
      * {@value #PASSWORD}, {@value #TOKEN}, {@value #CREDENTIALS_FILE}, {@value #SUBJECT_PREFIX},
      * {@value #CONNECT_TIMEOUT}, {@value #ACK_TIMEOUT}, {@value #CONNECTION_NAME}); refuses any other.
      */
-    public static NatsJetStreamConfig fromSettings(Map<String, String> values) {
+    static NatsJetStreamPublisherConfig fromSettings(Map<String, String> values) {
+        return read(values, builder()).build();
+    }
+
+    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
+    static Builder read(Map<String, String> values, Builder builder) {
         PublisherSettings settings = PublisherSettings.of("nats", values);
         settings.allowOnly(List.of(SERVERS, USERNAME, PASSWORD, TOKEN, CREDENTIALS_FILE, SUBJECT_PREFIX,
                 CONNECT_TIMEOUT, ACK_TIMEOUT, CONNECTION_NAME));
-        Builder builder = builder();
         settings.string(SERVERS).ifPresent(servers -> builder.servers(
                 Arrays.stream(servers.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList()));
         if (settings.string(USERNAME).isPresent() || settings.string(PASSWORD).isPresent()) {
@@ -86,7 +91,7 @@ public final class NatsJetStreamConfig {
         settings.duration(CONNECT_TIMEOUT).ifPresent(builder::connectTimeout);
         settings.duration(ACK_TIMEOUT).ifPresent(builder::ackTimeout);
         settings.string(CONNECTION_NAME).ifPresent(builder::connectionName);
-        return builder.build();
+        return builder;
     }
 
     /** The servers to connect to, tried in random order. */
@@ -144,13 +149,13 @@ public final class NatsJetStreamConfig {
     public String toString() {
         String auth = username != null ? "user " + username : token != null ? "token"
                 : credentialsFile != null ? "credentials file " + credentialsFile : "none";
-        return "NatsJetStreamConfig{servers=" + servers + ", auth=" + auth + ", subjectPrefix='" + subjectPrefix
+        return "NatsJetStreamPublisherConfig{servers=" + servers + ", auth=" + auth + ", subjectPrefix='" + subjectPrefix
                 + "', connectTimeout=" + connectTimeout + ", ackTimeout=" + ackTimeout
                 + ", connectionName=" + connectionName + "}";
     }
 
-    /** Collects the settings of a {@link NatsJetStreamConfig}; {@link #build()} validates them. */
-    public static final class Builder {
+    /** Collects the settings of a {@link NatsJetStreamPublisherConfig}; {@link #build()} validates them. */
+    static final class Builder {
         private List<String> servers = List.of("nats://localhost:4222");
         private String username;
         private String password;
@@ -212,7 +217,7 @@ public final class NatsJetStreamConfig {
         }
 
         /** Validates the settings; an {@link IllegalArgumentException} names the first bad one. */
-        public NatsJetStreamConfig build() {
+        public NatsJetStreamPublisherConfig build() {
             if (servers == null || servers.isEmpty()) {
                 throw new IllegalArgumentException("servers must name at least one server");
             }
@@ -231,24 +236,16 @@ public final class NatsJetStreamConfig {
                 throw new IllegalArgumentException("set at most one of userInfo, token and credentialsFile");
             }
             if (credentialsFile != null && !Files.isReadable(credentialsFile)) {
-                throw new IllegalArgumentException("credentialsFile is not a readable file: " + credentialsFile);
+                throw new IllegalArgumentException("credentialsFile must be a readable file (was " + credentialsFile + ")");
             }
             if (subjectPrefix == null || !subjectPrefix.chars().allMatch(c -> c > 0x20 && c != 0x7F && c != '*' && c != '>')) {
                 throw new IllegalArgumentException("subjectPrefix must hold no whitespace, control characters or"
-                        + " wildcards (* >): got '" + subjectPrefix + "'");
+                        + " wildcards (* >) (was '" + subjectPrefix + "')");
             }
-            requirePositive(connectTimeout, "connectTimeout");
-            requirePositive(ackTimeout, "ackTimeout");
-            if (connectionName == null || connectionName.isBlank()) {
-                throw new IllegalArgumentException("connectionName must not be blank");
-            }
-            return new NatsJetStreamConfig(this);
-        }
-
-        private static void requirePositive(Duration value, String field) {
-            if (value == null || value.toMillis() < 1) {
-                throw new IllegalArgumentException(field + " must be at least 1ms: got " + value);
-            }
+            SettingChecks.requireMillis("connectTimeout", connectTimeout);
+            SettingChecks.requireMillis("ackTimeout", ackTimeout);
+            SettingChecks.requireText("connectionName", connectionName);
+            return new NatsJetStreamPublisherConfig(this);
         }
     }
 }

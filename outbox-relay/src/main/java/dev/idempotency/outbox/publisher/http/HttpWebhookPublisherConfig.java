@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.publisher.http;
 
 import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.SettingChecks;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpRequest;
@@ -13,8 +14,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Where and how {@link HttpWebhookPublisher} posts events. Immutable; {@link Builder#build()}
- * validates every field once and names the field it refuses.
+ * Where and how {@link HttpWebhookPublisher} posts events. Immutable; made by {@link HttpWebhookPublisher#builder()}, whose
+ * {@code build()} validates every field once and names the field it refuses.
  *
  * <p>Each event is POSTed to {@link #urlFor(String)}: by default the base URL with the topic
  * appended as one percent-encoded path segment ({@code https://hooks.example/outbox} and topic
@@ -22,7 +23,7 @@ import java.util.Objects;
  * {@code appendTopicToPath(false)}, to the base URL itself, the topic then travelling only in the
  * {@code Outbox-Topic} header.
  */
-public final class HttpWebhookConfig {
+public final class HttpWebhookPublisherConfig {
     /** Setting: the base URL (required). */
     public static final String BASE_URL = "base-url";
     /** Setting: whether the topic is appended to the base URL's path, true by default. */
@@ -45,7 +46,7 @@ public final class HttpWebhookConfig {
     private final int maxConcurrentRequests;
     private final Map<String, String> headers;
 
-    private HttpWebhookConfig(Builder builder, URI baseUrl) {
+    private HttpWebhookPublisherConfig(Builder builder, URI baseUrl) {
         this.baseUrl = baseUrl;
         this.appendTopicToPath = builder.appendTopicToPath;
         this.connectTimeout = builder.connectTimeout;
@@ -55,7 +56,7 @@ public final class HttpWebhookConfig {
     }
 
     /** A builder with the defaults: topic appended, 5s to connect, 10s per request, 16 in flight. */
-    public static Builder builder() {
+    static Builder builder() {
         return new Builder();
     }
 
@@ -64,17 +65,22 @@ public final class HttpWebhookConfig {
      * {@value #REQUEST_TIMEOUT}, {@value #MAX_CONCURRENT_REQUESTS} and {@code header.<Name>}; refuses
      * any other.
      */
-    public static HttpWebhookConfig fromSettings(Map<String, String> values) {
+    static HttpWebhookPublisherConfig fromSettings(Map<String, String> values) {
+        return read(values, builder()).build();
+    }
+
+    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
+    static Builder read(Map<String, String> values, Builder builder) {
         PublisherSettings settings = PublisherSettings.of("http", values);
         settings.allowOnly(List.of(BASE_URL, APPEND_TOPIC_TO_PATH, CONNECT_TIMEOUT, REQUEST_TIMEOUT,
                 MAX_CONCURRENT_REQUESTS), HEADER_PREFIX);
-        Builder builder = builder().baseUrl(settings.required(BASE_URL));
+        builder.baseUrl(settings.required(BASE_URL));
         settings.bool(APPEND_TOPIC_TO_PATH).ifPresent(builder::appendTopicToPath);
         settings.duration(CONNECT_TIMEOUT).ifPresent(builder::connectTimeout);
         settings.duration(REQUEST_TIMEOUT).ifPresent(builder::requestTimeout);
         settings.integer(MAX_CONCURRENT_REQUESTS).ifPresent(builder::maxConcurrentRequests);
         settings.withPrefix(HEADER_PREFIX).forEach(builder::header);
-        return builder.build();
+        return builder;
     }
 
     /** The URL events are posted to, or under. */
@@ -119,7 +125,7 @@ public final class HttpWebhookConfig {
     /** Header values are masked: they often hold credentials. */
     @Override
     public String toString() {
-        return "HttpWebhookConfig{baseUrl=" + baseUrl + ", appendTopicToPath=" + appendTopicToPath
+        return "HttpWebhookPublisherConfig{baseUrl=" + baseUrl + ", appendTopicToPath=" + appendTopicToPath
                 + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout
                 + ", maxConcurrentRequests=" + maxConcurrentRequests + ", headers=" + headers.keySet() + "}";
     }
@@ -141,8 +147,8 @@ public final class HttpWebhookConfig {
         return encoded.toString();
     }
 
-    /** Collects the settings of an {@link HttpWebhookConfig}; {@link #build()} validates them. */
-    public static final class Builder {
+    /** Collects the settings of an {@link HttpWebhookPublisherConfig}; {@link #build()} validates them. */
+    static final class Builder {
         private String baseUrl;
         private boolean appendTopicToPath = true;
         private Duration connectTimeout = Duration.ofSeconds(5);
@@ -190,16 +196,13 @@ public final class HttpWebhookConfig {
         }
 
         /** Validates the settings; an {@link IllegalArgumentException} names the first bad one. */
-        public HttpWebhookConfig build() {
+        public HttpWebhookPublisherConfig build() {
             URI url = validBaseUrl();
-            requirePositive(connectTimeout, "connectTimeout");
-            requirePositive(requestTimeout, "requestTimeout");
-            if (maxConcurrentRequests < 1 || maxConcurrentRequests > MAX_CONCURRENT_REQUESTS_LIMIT) {
-                throw new IllegalArgumentException("maxConcurrentRequests must be between 1 and "
-                        + MAX_CONCURRENT_REQUESTS_LIMIT + ": got " + maxConcurrentRequests);
-            }
+            SettingChecks.requirePositive("connectTimeout", connectTimeout);
+            SettingChecks.requirePositive("requestTimeout", requestTimeout);
+            SettingChecks.requireBetween("maxConcurrentRequests", maxConcurrentRequests, 1, MAX_CONCURRENT_REQUESTS_LIMIT);
             headers.forEach(Builder::validateHeader);
-            return new HttpWebhookConfig(this, url);
+            return new HttpWebhookPublisherConfig(this, url);
         }
 
         private URI validBaseUrl() {
@@ -214,27 +217,21 @@ public final class HttpWebhookConfig {
             }
             String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
             if (!scheme.equals("http") && !scheme.equals("https") || url.getHost() == null) {
-                throw new IllegalArgumentException("baseUrl must be an absolute http or https URL with a host: got '"
-                        + baseUrl + "'");
+                throw new IllegalArgumentException("baseUrl must be an absolute http or https URL with a host (was '"
+                        + baseUrl + "')");
             }
             if (url.getRawUserInfo() != null) {
                 throw new IllegalArgumentException("baseUrl must not carry user info; send credentials in a header"
                         + " such as Authorization instead");
             }
             if (url.getRawFragment() != null) {
-                throw new IllegalArgumentException("baseUrl must not have a fragment: got '" + baseUrl + "'");
+                throw new IllegalArgumentException("baseUrl must not have a fragment (was '" + baseUrl + "')");
             }
             if (appendTopicToPath && url.getRawQuery() != null) {
                 throw new IllegalArgumentException("baseUrl must not have a query when the topic is appended to"
-                        + " its path: got '" + baseUrl + "'");
+                        + " its path (was '" + baseUrl + "')");
             }
             return url;
-        }
-
-        private static void requirePositive(Duration value, String field) {
-            if (value == null || value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException(field + " must be a positive duration: got " + value);
-            }
         }
 
         private static void validateHeader(String name, String value) {
