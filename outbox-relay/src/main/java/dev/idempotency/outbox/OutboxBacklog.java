@@ -1,5 +1,6 @@
 package dev.idempotency.outbox;
 
+import dev.idempotency.core.internal.SchemaNames;
 import dev.idempotency.jdbc.RedactedErrors;
 import java.time.Duration;
 import java.util.Objects;
@@ -44,7 +45,7 @@ public final class OutboxBacklog {
     /** Collects the schema of an {@link OutboxBacklog}; {@link #build()} validates it. */
     public static final class Builder {
         private final DataSource dataSource;
-        private String schema = "idempotency";
+        private String schema = SchemaNames.DEFAULT;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");

@@ -1,5 +1,6 @@
 package dev.idempotency.outbox;
 
+import dev.idempotency.core.internal.SchemaNames;
 import dev.idempotency.jdbc.RedactedErrors;
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -77,7 +78,7 @@ public final class OutboxDeadLetters {
     /** Collects the schema of an {@link OutboxDeadLetters}; {@link #build()} validates it. */
     public static final class Builder {
         private final DataSource dataSource;
-        private String schema = "idempotency";
+        private String schema = SchemaNames.DEFAULT;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
