@@ -156,6 +156,26 @@ class JoinCallerTransactionTest {
     }
 
     @Test
+    void aCallersTransactionAbortedByACaughtErrorIsNamedAndNothingRuns() throws Exception {
+        PostgresIdempotentExecutor executor = joining(() -> { });
+        String key = newKey();
+        AtomicBoolean ran = new AtomicBoolean();
+
+        IllegalStateException refused = caller.inTransaction(false, connection -> {
+            try (var statement = connection.createStatement()) {
+                statement.execute("SELECT 1 / 0");
+            } catch (SQLException expected) {
+                // caught and ignored by the caller: PostgreSQL has aborted its transaction
+            }
+            return assertThrows(IllegalStateException.class, () -> executor.run(key, "t1", tx -> ran.getAndSet(true)));
+        });
+
+        assertTrue(refused.getMessage().contains("aborted by an earlier error"), refused.getMessage());
+        assertFalse(ran.get());
+        assertEquals(0, db.keyRows("t1", key));
+    }
+
+    @Test
     void joiningNeedsAnExecutorBuiltOnADataSource() {
         PostgresIdempotentExecutor.Builder onJdbi = PostgresIdempotentExecutor.builder(Jdbi.create(db.schema.dataSource()))
                 .config(IdempotencyConfig.builder().schema(db.schema.name()).build())
