@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.zaxxer.hikari.HikariConfig;
+import dev.idempotency.core.BusinessFailure;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.jdbc.PostgresTransaction;
 import java.nio.charset.StandardCharsets;
@@ -412,5 +413,45 @@ class IdempotentHttpTest {
         HttpResult first = http.handleRequiringKey(HttpRequestData.builder("PUT", "/payments/1").keyFieldLines(List.of("\"" + key + "\"")).build(),
                 TENANT, tx -> createPayment(tx, runs, 1));
         assertEquals(HttpResult.Kind.FIRST_RUN, first.kind());
+    }
+
+    @Test
+    void aDuplicateWaitingOnAFirstThatFailsRunsTheHandlerItself() throws Exception {
+        String key = newKey();
+        CountDownLatch firstInside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Future<HttpResult> first = threads.submit(() -> http.handle(post(key, "{\"amount\":5}").build(), TENANT, tx -> {
+            createPayment(tx, runs, 5);
+            firstInside.countDown();
+            release.await();
+            return HttpResponseData.builder(503).build();
+        }));
+        assertTrue(firstInside.await(10, TimeUnit.SECONDS));
+        Future<HttpResult> duplicate = threads.submit(() -> http.handle(post(key, "{\"amount\":5}").build(), TENANT,
+                tx -> createPayment(tx, runs, 5)));
+        Thread.sleep(300);
+        release.countDown();
+
+        assertEquals(HttpResult.Kind.NOT_STORED, first.get(10, TimeUnit.SECONDS).kind());
+        HttpResult second = duplicate.get(10, TimeUnit.SECONDS);
+        assertEquals(HttpResult.Kind.FIRST_RUN, second.kind(), "the first rolled back, so the waiting duplicate ran");
+        assertEquals(201, second.status());
+        assertEquals(2, runs.get());
+        assertEquals(1, db.payments(TENANT, key));
+    }
+
+    @Test
+    void aBusinessFailureThrownByTheHandlerIsStoredAndRethrownOnEveryReplay() {
+        String key = newKey();
+        BusinessFailure first = assertThrows(BusinessFailure.class, () -> http.handle(post(key, "{}").build(), TENANT, tx -> {
+            runs.incrementAndGet();
+            throw new BusinessFailure("card_declined", "declined");
+        }));
+        assertFalse(first.replayed());
+        BusinessFailure again = assertThrows(BusinessFailure.class,
+                () -> http.handle(post(key, "{}").build(), TENANT, tx -> createPayment(tx, runs, 1)));
+        assertTrue(again.replayed());
+        assertEquals("card_declined", again.code());
+        assertEquals(1, runs.get());
     }
 }
