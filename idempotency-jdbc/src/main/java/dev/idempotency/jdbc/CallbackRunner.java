@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs a callback in the transaction that claimed its key, then stores what it produced and
  * commits: its result with its outbox events, or (its writes rolled back to a savepoint) its
- * declared business failure. Shared by the one-transaction path and lease mode's completion.
+ * declared business failure. Shared by the one-transaction path, lease mode's completion and runs
+ * in a caller's transaction, where the caller commits ({@link TransactionOwner}).
  */
 final class CallbackRunner {
     /** The executor's logger, so that users keep one category to configure. */
@@ -41,13 +42,20 @@ final class CallbackRunner {
     /** Runs {@code callback} on {@code handle}'s open transaction and commits what it stored. */
     <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
                                             IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        return run(handle, key, tenant, resultType, callback, TransactionOwner.EXECUTOR);
+    }
+
+    /** Runs {@code callback} on {@code handle}'s open transaction; {@code owner} commits what it stored. */
+    <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
+                                            IdempotentCallback<PostgresTransaction, T, X> callback,
+                                            TransactionOwner owner) throws X {
         TransactionOutbox outbox = new TransactionOutbox(tenant, config.objectMapper(), config.maxOutboxPayloadBytes());
         handle.savepoint(SAVEPOINT);
         T result;
         try {
             result = callback.run(new CallbackTransaction(key, tenant, handle, outbox));
         } catch (BusinessFailure failure) {
-            storeFailure(handle, key, tenant, outbox, failure);
+            storeFailure(handle, key, tenant, outbox, failure, owner);
             throw failure;
         } catch (RuntimeException e) {
             if (handle.isClosed() || connectionClosed(handle)) {
@@ -65,15 +73,16 @@ final class CallbackRunner {
         @SuppressWarnings("unchecked")
         T handedOut = (T) codec.firstRunResult(result, stored, resultType);
         storeResult(handle, key, tenant, outbox, stored);
-        PgTransactions.commit(handle);
+        owner.commitStored(handle);
         if (outbox.size() > 0) {
-            signalOutboxCommit();
+            owner.whenCommitted(this::signalOutboxCommit);
         }
         return Outcome.firstRun(handedOut);
     }
 
     /** Rolls the callback's writes back to the savepoint, stores its business failure, and commits. */
-    private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure) {
+    private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure,
+                              TransactionOwner owner) {
         requireOpenTransaction(handle, key, tenant);
         handle.rollbackToSavepoint(SAVEPOINT);
         outbox.discard();
@@ -81,7 +90,7 @@ final class CallbackRunner {
         // JdbcStatement's failures carry no bound values, so the failure's message and details stay out of them.
         sql.failKey.update(handle.getConnection(), call -> call.text("tenant", tenant).text("key", key)
                 .text("failure", encoded));
-        PgTransactions.commit(handle);
+        owner.commitStored(handle);
         log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
     }
 

@@ -11,6 +11,7 @@ import dev.idempotency.core.Outcome;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.TransientFailureException;
 import dev.idempotency.jdbc.internal.PoolerProbe;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -40,6 +41,11 @@ import org.slf4j.LoggerFactory;
  * claim and replays are {@link KeyClaims}, running and storing a callback {@link CallbackRunner},
  * lease mode {@link LeaseProtocol}.
  *
+ * <p>By default every call runs in a transaction of its own, on a connection of its own, even when
+ * the caller has a transaction open. Built with {@link Builder#joinCallerTransactions}, a call runs
+ * inside the caller's open transaction ({@link JoinedTransactionRunner}); with
+ * {@link Builder#refuseCallerTransactions}, it refuses to run while one is open.
+ *
  * <p>Thread-safe; build one per database and share it.
  */
 public final class PostgresIdempotentExecutor implements IdempotentExecutor<PostgresTransaction> {
@@ -50,6 +56,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private final KeyClaims claims;
     private final CallbackRunner callbacks;
     private final LeaseProtocol leases;
+    /** The caller's transaction, when this executor joins or refuses it; else null. */
+    private final CallerTransaction callerTransaction;
+    /** Runs calls in the caller's transaction, in join mode; else null. */
+    private final JoinedTransactionRunner joined;
     /**
      * False until the pooler probe ran, at the first call: building touches no database (it may be
      * down while the application starts), and the first call probes before any SQL or callback runs.
@@ -67,12 +77,14 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         this.claims = new KeyClaims(config, sql, codec);
         this.callbacks = new CallbackRunner(config, sql, codec, builder.afterOutboxCommit);
         this.leases = new LeaseProtocol(jdbi, sql, codec, claims, callbacks);
+        this.callerTransaction = builder.callerTransaction;
+        this.joined = builder.joinCallerTransactions ? new JoinedTransactionRunner(callerTransaction, claims, callbacks) : null;
     }
 
     /** An executor on a pool (HikariCP in the examples), with a Jdbi of its own. */
     public static Builder builder(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
-        return new Builder(Jdbi.create(dataSource).installPlugin(new PostgresPlugin()));
+        return new Builder(Jdbi.create(dataSource).installPlugin(new PostgresPlugin()), true);
     }
 
     /**
@@ -80,7 +92,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
      * statements then share; the executor's own statements do not go through it.
      */
     public static Builder builder(Jdbi jdbi) {
-        return new Builder(Objects.requireNonNull(jdbi, "jdbi"));
+        return new Builder(Objects.requireNonNull(jdbi, "jdbi"), false);
     }
 
     /** The configuration this executor was built with. */
@@ -114,7 +126,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 Objects.requireNonNull(resultType, "resultType"), callback);
     }
 
-    /** One transaction: claim the key, then replay what it holds or run the callback and store its outcome. */
+    /**
+     * One transaction, the caller's if this executor joins it, else its own: claim the key, then
+     * replay what it holds or run the callback and store its outcome.
+     */
     private <T, X extends Exception> Outcome<T> execute(String key, String tenant, RequestFingerprint fingerprint,
                                                         Class<T> resultType,
                                                         IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
@@ -122,7 +137,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         Objects.requireNonNull(callback, "callback");
         byte[] digest = fingerprint == null ? null : fingerprint.digest();
         try {
+            Optional<Connection> callers = callersTransaction("run()");
             requirePoolerChecked();
+            if (callers.isPresent()) {
+                return joined.run(callers.get(), key, tenant, digest, resultType, callback);
+            }
             try (Handle handle = jdbi.open()) {
                 return PgTransactions.inTransaction(handle, () -> {
                     Optional<StoredKey> stored = claims.claim(handle, key, tenant, digest, null, null);
@@ -154,11 +173,38 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         String tenant = request.tenant();
         byte[] digest = request.fingerprint().map(RequestFingerprint::digest).orElse(null);
         try {
+            if (callersTransaction("runWithLease()").isPresent()) {
+                throw new IllegalStateException("runWithLease() was called inside the caller's open transaction. Lease "
+                        + "mode commits its claim before the external step and completes in a transaction of its own, "
+                        + "so it cannot run inside yours; nothing ran. Call it outside the transaction.");
+            }
             requirePoolerChecked();
             return leases.run(key, tenant, digest, lease.toMillis() / 1000.0, request.resultType(), externalStep, completion);
         } catch (RuntimeException e) {
             throw translate(e, key, tenant);
         }
+    }
+
+    /**
+     * The connection of the transaction the caller has open, in join mode; empty when it has none or
+     * this executor runs its own transactions regardless.
+     *
+     * @throws IllegalStateException in refuse mode, when the caller has a transaction open
+     */
+    private Optional<Connection> callersTransaction(String call) {
+        if (callerTransaction == null) {
+            return Optional.empty();
+        }
+        if (joined != null) {
+            return joined.callersConnection();
+        }
+        if (callerTransaction.current().isPresent()) {
+            throw new IllegalStateException(call + " was called inside a transaction the caller has open; this executor "
+                    + "refuses to, because its own transaction on a second connection would neither commit nor roll "
+                    + "back with yours, and could wait forever on rows yours holds. Nothing ran. Build the executor with "
+                    + "joinCallerTransactions(...) to run inside your transaction, or call it outside the transaction.");
+        }
+        return Optional.empty();
     }
 
     /** Runs the pooler probe once; a database that cannot be reached leaves it for the next call. */
@@ -206,11 +252,16 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     /** Builds a {@link PostgresIdempotentExecutor}; the configuration defaults to {@link IdempotencyConfig#defaults()}. */
     public static final class Builder {
         private final Jdbi jdbi;
+        /** True for {@link #builder(DataSource)}: the executor's Jdbi has only the settings joined handles get too. */
+        private final boolean ownJdbi;
         private IdempotencyConfig config = IdempotencyConfig.defaults();
         private Runnable afterOutboxCommit = () -> { };
+        private CallerTransaction callerTransaction;
+        private boolean joinCallerTransactions;
 
-        private Builder(Jdbi jdbi) {
+        private Builder(Jdbi jdbi, boolean ownJdbi) {
             this.jdbi = jdbi;
+            this.ownJdbi = ownJdbi;
         }
 
         /** The executor's settings (schema, retention, wait budget, size limits). */
@@ -229,12 +280,49 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         }
 
         /**
+         * Runs each call inside the transaction the caller has open on its thread, if any, so that
+         * the key, the stored result and the outbox events commit or roll back with the caller's own
+         * writes. No begin or commit of the executor's own then: it claims the key on the caller's
+         * connection after a savepoint, runs the callback on a Jdbi handle over that connection, and
+         * stores the outcome. A callback's exception rolls back to that savepoint (no key row, none of
+         * the callback's writes) and propagates; a {@link dev.idempotency.core.BusinessFailure} is
+         * stored and persists only if the caller commits; a replay writes nothing. The
+         * {@link #afterOutboxCommit} listener runs after the caller's commit. Without a transaction
+         * open, a call runs in its own as usual. {@code runWithLease()} refuses to run inside one.
+         *
+         * <p>Only for executors built with {@link #builder(DataSource)}, on the caller's database.
+         * The caller's connections must not pass through a pooler that mixes up named prepared
+         * statements (README, "Behind PgBouncer"): the first call checks the executor's own pool
+         * for one, not the caller's.
+         */
+        public Builder joinCallerTransactions(CallerTransaction callerTransaction) {
+            this.callerTransaction = Objects.requireNonNull(callerTransaction, "callerTransaction");
+            this.joinCallerTransactions = true;
+            return this;
+        }
+
+        /**
+         * Refuses each call made inside a transaction the caller has open on its thread: it throws
+         * {@link IllegalStateException}, and nothing runs. A call outside any runs as usual.
+         */
+        public Builder refuseCallerTransactions(CallerTransaction callerTransaction) {
+            this.callerTransaction = Objects.requireNonNull(callerTransaction, "callerTransaction");
+            this.joinCallerTransactions = false;
+            return this;
+        }
+
+        /**
          * Builds the executor without touching the database. Its first call checks the connection
          * pooler in front of PostgreSQL, if any, before any SQL of its own, and every call fails with
          * {@link PoolerBreaksPreparedStatementsException} when that pooler would mix up pgjdbc's
          * named prepared statements.
          */
         public PostgresIdempotentExecutor build() {
+            if (joinCallerTransactions && !ownJdbi) {
+                throw new IllegalStateException("joinCallerTransactions needs an executor built with builder(DataSource): "
+                        + "a callback in the caller's transaction runs on a Jdbi handle over the caller's connection, "
+                        + "which a Jdbi passed to builder(Jdbi) cannot open with its settings.");
+            }
             return new PostgresIdempotentExecutor(this);
         }
     }

@@ -1,0 +1,146 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotentCallback;
+import dev.idempotency.core.Outcome;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.util.Optional;
+import org.jdbi.v3.core.ConnectionFactory;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.postgres.PostgresPlugin;
+
+/**
+ * Runs a call inside the transaction the caller has open, on its connection: no begin or commit of
+ * our own. A savepoint taken before the claim bounds what the call leaves in the caller's
+ * transaction: a replay or a failure rolls back to it (the key row, the callback's writes and the
+ * claim's lock_timeout setting are gone, whatever the caller then does); a first run or a stored
+ * business failure keeps what it wrote, which then commits or rolls back with the caller.
+ */
+final class JoinedTransactionRunner {
+    private final CallerTransaction caller;
+    private final KeyClaims claims;
+    private final CallbackRunner callbacks;
+    private final TransactionOwner owner;
+    /** The connection {@link #handles} hands out, set only while a handle is being opened. */
+    private final ThreadLocal<Connection> opening = new ThreadLocal<>();
+    /**
+     * Opens handles over the caller's connection. A handle opened on a connection with auto-commit
+     * off counts as already in a transaction, so closing it neither commits, rolls back nor throws;
+     * the factory never closes the connection.
+     */
+    private final Jdbi handles;
+
+    JoinedTransactionRunner(CallerTransaction caller, KeyClaims claims, CallbackRunner callbacks) {
+        this.caller = caller;
+        this.claims = claims;
+        this.callbacks = callbacks;
+        this.owner = TransactionOwner.caller(caller);
+        this.handles = Jdbi.create(new ConnectionFactory() {
+            @Override
+            public Connection openConnection() {
+                return opening.get();
+            }
+
+            @Override
+            public void closeConnection(Connection connection) {
+                // The caller's: its transaction manager releases it.
+            }
+        }).installPlugin(new PostgresPlugin());
+    }
+
+    /** The caller's open transaction's connection, checked; empty when the caller has none. */
+    Optional<Connection> callersConnection() {
+        Optional<Connection> current = caller.current();
+        if (current.isPresent() && autoCommit(current.get())) {
+            throw new IllegalStateException("The CallerTransaction " + caller.getClass().getName() + " returned a "
+                    + "connection in auto-commit mode, i.e. outside any transaction. Nothing ran; it must return a "
+                    + "connection only while a transaction is open on it, and empty otherwise.");
+        }
+        return current;
+    }
+
+    /** Claims the key in the caller's transaction on {@code connection}, then replays or runs the callback. */
+    <T, X extends Exception> Outcome<T> run(Connection connection, String key, String tenant, byte[] digest,
+                                            Class<T> resultType,
+                                            IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        try (Handle handle = open(connection)) {
+            Savepoint beforeClaim = savepoint(connection);
+            Optional<StoredKey> stored;
+            try {
+                stored = claims.claim(handle, key, tenant, digest, null, null);
+            } catch (RuntimeException e) {
+                undo(connection, beforeClaim, e);
+                throw e;
+            }
+            if (stored.isPresent()) {
+                // A replay writes nothing; this also puts back the lock_timeout the claim set to the wait budget.
+                undo(connection, beforeClaim, null);
+                return claims.replay(stored.get(), key, tenant, digest, resultType);
+            }
+            try {
+                Outcome<T> outcome = callbacks.run(handle, key, tenant, resultType, callback, owner);
+                release(connection, beforeClaim);
+                return outcome;
+            } catch (BusinessFailure failure) {
+                // Stored in the caller's transaction: it persists if, and only if, the caller commits.
+                release(connection, beforeClaim);
+                throw failure;
+            } catch (Throwable e) {
+                undo(connection, beforeClaim, e);
+                throw e;
+            }
+        }
+    }
+
+    private Handle open(Connection connection) {
+        opening.set(connection);
+        try {
+            return handles.open();
+        } finally {
+            opening.remove();
+        }
+    }
+
+    private static boolean autoCommit(Connection connection) {
+        try {
+            return connection.getAutoCommit();
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
+    }
+
+    private static Savepoint savepoint(Connection connection) {
+        try {
+            return connection.setSavepoint();
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
+    }
+
+    private static void release(Connection connection, Savepoint savepoint) {
+        try {
+            connection.releaseSavepoint(savepoint);
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
+    }
+
+    /**
+     * Rolls the caller's transaction back to {@code savepoint} and releases it. Failing to, after
+     * {@code failure}, adds to it: the caller's transaction is then unusable, and its rollback undoes all.
+     */
+    private static void undo(Connection connection, Savepoint savepoint, Throwable failure) {
+        try {
+            connection.rollback(savepoint);
+            connection.releaseSavepoint(savepoint);
+        } catch (SQLException e) {
+            if (failure == null) {
+                throw JdbcStatement.failure(e);
+            }
+            failure.addSuppressed(e);
+        }
+    }
+}
