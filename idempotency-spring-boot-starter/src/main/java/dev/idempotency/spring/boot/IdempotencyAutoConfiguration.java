@@ -10,6 +10,7 @@ import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
 import dev.idempotency.outbox.OutboxRelayListener;
 import dev.idempotency.outbox.publisher.Publishers;
+import dev.idempotency.spring.SpringCallerTransaction;
 import dev.idempotency.spring.boot.IdempotencyProperties.MigrationMode;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -87,7 +88,7 @@ public class IdempotencyAutoConfiguration {
     }
 
     /**
-     * The executor on the application's data source. Its commits that wrote outbox events wake the
+     * The executor on the application's data source, joined to Spring's transactions. Its commits that wrote outbox events wake the
      * relay in this application, if one runs; its outcomes are counted when Micrometer is there.
      */
     @Bean
@@ -97,7 +98,10 @@ public class IdempotencyAutoConfiguration {
                                                                ObjectProvider<RelayLifecycle> relay,
                                                                ObjectProvider<ExecutorOutcomeListener> listeners) {
         RelayLifecycle wake = relay.getIfAvailable();
-        PostgresIdempotentExecutor.Builder builder = PostgresIdempotentExecutor.builder(dataSource).config(config);
+        PostgresIdempotentExecutor.Builder builder = PostgresIdempotentExecutor.builder(dataSource).config(config)
+                // Inside a Spring transaction on this DataSource, a call joins it: the application's
+                // JdbcTemplate/JPA writes, the key and the events commit or roll back together.
+                .joinCallerTransactions(SpringCallerTransaction.builder(dataSource).build());
         if (wake != null) {
             builder.afterOutboxCommit(wake::wakeUp);
         }

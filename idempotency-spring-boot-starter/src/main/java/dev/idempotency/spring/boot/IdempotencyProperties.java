@@ -58,14 +58,17 @@ public record IdempotencyProperties(
 
     /**
      * @param enabled whether the Servlet filter is registered
-     * @param paths Ant-style path patterns the filter guards; a method listed in {@code methods} on
-     *              these paths needs a key (controller methods annotated {@code @IdempotentEndpoint}
-     *              need one wherever they are)
+     * @param paths path prefixes the filter guards (a whole segment: {@code /payments} covers
+     *              {@code /payments/1}); a method listed in {@code methods} on these paths needs a key;
+     *              empty: no path (controller methods annotated {@code @IdempotentEndpoint} need one
+     *              wherever they are)
      * @param methods HTTP methods that need a key on the guarded paths
      * @param replayedHeaders response headers stored and replayed besides the content type
      *                        ({@code Set-Cookie} is never replayed)
      * @param maxRequestBytes the largest request body the filter reads to fingerprint it
      * @param maxResponseBytes the largest response body it stores
+     * @param storedClientErrors the 4xx statuses the application declares as business failures:
+     *                           stored and replayed like a 2xx (others and 5xx roll back)
      * @param tenantHeader a request header naming the tenant, for applications without an
      *                     authenticated principal; empty: the principal's name, else {@code default}
      */
@@ -76,6 +79,7 @@ public record IdempotencyProperties(
             @DefaultValue({"Location", "Content-Language"}) List<String> replayedHeaders,
             @DefaultValue("1048576") int maxRequestBytes,
             @DefaultValue("65536") int maxResponseBytes,
+            @DefaultValue List<Integer> storedClientErrors,
             @DefaultValue("") String tenantHeader) {
     }
 
