@@ -106,6 +106,7 @@ public class IdempotencyAutoConfiguration {
             builder.afterOutboxCommit(wake::wakeUp);
         }
         PostgresIdempotentExecutor executor = builder.build();
+        ExecutorWarmUp.run(executor);
         ExecutorOutcomeListener listener = listeners.getIfAvailable();
         return listener == null ? executor : new ObservedIdempotentExecutor(executor, listener);
     }

@@ -10,6 +10,7 @@ import dev.idempotency.spring.boot.IdempotencyProperties;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.function.Predicate;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -22,7 +23,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.util.ClassUtils;
 
 /**
  * The HTTP side in a Servlet application: the {@code Idempotency-Key} rules ({@link IdempotentHttp})
@@ -70,10 +71,11 @@ public class IdempotencyWebAutoConfiguration {
     FilterRegistrationBean<IdempotencyFilter> idempotencyFilter(IdempotentHttp<PostgresTransaction> http,
                                                                 PlatformTransactionManager transactionManager,
                                                                 IdempotencyProperties properties,
-                                                                ObjectProvider<RequestMappingHandlerMapping> mappings,
+                                                                BeanFactory beans,
                                                                 ObjectProvider<IdempotencyFilter.TenantResolver> tenants) {
-        RequestMappingHandlerMapping mapping = mappings.getIfUnique();
-        Predicate<HttpServletRequest> annotated = mapping == null ? request -> false : new AnnotatedEndpoints(mapping);
+        Predicate<HttpServletRequest> annotated = ClassUtils.isPresent(
+                "org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping",
+                getClass().getClassLoader()) ? new AnnotatedEndpoints(beans) : request -> false;
         String tenantHeader = properties.http().tenantHeader();
         IdempotencyFilter.TenantResolver tenant = tenants.getIfAvailable(() -> tenantHeader.isEmpty()
                 ? IdempotencyFilter.TenantResolver.principalOrDefault()
