@@ -26,17 +26,23 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.annotation.DirtiesContext;
 
 /**
  * The example service started for real on a random port, against the real PostgreSQL (in a schema of
  * its own) and RabbitMQ, called with java.net.http.HttpClient: what a client of a keyed endpoint sees.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@DirtiesContext
 class PaymentsServiceHttpTest {
     static final String SCHEMA = "payments_http_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     static final String QUEUE = "payments-created-" + UUID.randomUUID();
@@ -63,11 +69,19 @@ class PaymentsServiceHttpTest {
     }
 
     @AfterAll
-    static void cleanUp() throws Exception {
+    static void deleteTheQueue() throws Exception {
         try (Connection connection = rabbit().newConnection(); Channel channel = connection.createChannel()) {
             channel.queueDelete(QUEUE);
         }
-        TestDatabase.get().execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+    }
+
+    /** Drops the test's schema when the context closes: after the relay and the sweeper stopped, before the pool closes. */
+    @TestConfiguration
+    static class DropSchemaOnClose {
+        @Bean
+        DisposableBean dropTestSchema(DataSource dataSource) {
+            return () -> TestDatabase.get().execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+        }
     }
 
     static ConnectionFactory rabbit() {
