@@ -11,6 +11,8 @@ import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.postgres.PostgresPlugin;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 
 /**
  * Runs a call inside the transaction the caller has open, on its connection: no begin or commit of
@@ -66,6 +68,7 @@ final class JoinedTransactionRunner {
     <T, X extends Exception> Outcome<T> run(Connection connection, String key, String tenant, byte[] digest,
                                             Class<T> resultType,
                                             IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        requireNotAborted(connection, key, tenant);
         try (Handle handle = open(connection)) {
             Savepoint beforeClaim = savepoint(connection);
             Optional<StoredKey> stored;
@@ -101,6 +104,20 @@ final class JoinedTransactionRunner {
             return handles.open();
         } finally {
             opening.remove();
+        }
+    }
+
+    /** PostgreSQL would refuse every statement with "current transaction is aborted": say why, and what to do. */
+    private static void requireNotAborted(Connection connection, String key, String tenant) {
+        try {
+            if (connection.isWrapperFor(BaseConnection.class)
+                    && connection.unwrap(BaseConnection.class).getTransactionState() == TransactionState.FAILED) {
+                throw new IllegalStateException("The caller's transaction was aborted by an earlier error that was caught, "
+                        + "so idempotency key '" + key + "' of tenant '" + tenant + "' cannot be claimed in it. Nothing ran; "
+                        + "roll that transaction back and retry in a new one.");
+            }
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
         }
     }
 

@@ -137,7 +137,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         Objects.requireNonNull(callback, "callback");
         byte[] digest = fingerprint == null ? null : fingerprint.digest();
         try {
-            Optional<Connection> callers = callersTransaction("run()");
+            Optional<Connection> callers = callersTransaction();
             requirePoolerChecked();
             if (callers.isPresent()) {
                 return joined.run(callers.get(), key, tenant, digest, resultType, callback);
@@ -173,7 +173,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         String tenant = request.tenant();
         byte[] digest = request.fingerprint().map(RequestFingerprint::digest).orElse(null);
         try {
-            if (callersTransaction("runWithLease()").isPresent()) {
+            if (callerTransaction != null && callerTransaction.current().isPresent()) {
                 throw new IllegalStateException("runWithLease() was called inside the caller's open transaction. Lease "
                         + "mode commits its claim before the external step and completes in a transaction of its own, "
                         + "so it cannot run inside yours; nothing ran. Call it outside the transaction.");
@@ -191,7 +191,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
      *
      * @throws IllegalStateException in refuse mode, when the caller has a transaction open
      */
-    private Optional<Connection> callersTransaction(String call) {
+    private Optional<Connection> callersTransaction() {
         if (callerTransaction == null) {
             return Optional.empty();
         }
@@ -199,7 +199,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             return joined.callersConnection();
         }
         if (callerTransaction.current().isPresent()) {
-            throw new IllegalStateException(call + " was called inside a transaction the caller has open; this executor "
+            throw new IllegalStateException("run() was called inside a transaction the caller has open; this executor "
                     + "refuses to, because its own transaction on a second connection would neither commit nor roll "
                     + "back with yours, and could wait forever on rows yours holds. Nothing ran. Build the executor with "
                     + "joinCallerTransactions(...) to run inside your transaction, or call it outside the transaction.");
@@ -303,7 +303,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
 
         /**
          * Refuses each call made inside a transaction the caller has open on its thread: it throws
-         * {@link IllegalStateException}, and nothing runs. A call outside any runs as usual.
+         * {@link IllegalStateException}, and nothing runs. A call outside any runs as usual. Of this
+         * and {@link #joinCallerTransactions}, the one called last applies.
          */
         public Builder refuseCallerTransactions(CallerTransaction callerTransaction) {
             this.callerTransaction = Objects.requireNonNull(callerTransaction, "callerTransaction");
