@@ -16,7 +16,7 @@ public final class HttpResult {
     public enum Kind {
         /** The request needs no key: the adapter handles it as if the module were not there; no response here. */
         PASSED_THROUGH,
-        /** The handler ran and its response was stored; this is the handler's whole response. */
+        /** The handler ran and its response was stored; this is the handler's whole response, with {@code Idempotent-Replayed: false}. */
         FIRST_RUN,
         /** The stored response of an earlier request with the key; the handler did not run. */
         REPLAYED,
@@ -56,7 +56,7 @@ public final class HttpResult {
         return kind == Kind.PASSED_THROUGH;
     }
 
-    /** True for a stored response replayed (the header {@value #REPLAYED_HEADER} is in {@link #headers()}). */
+    /** True for a stored response replayed ({@link #headers()} hold {@code Idempotent-Replayed: true}; a first run's, {@code false}). */
     public boolean replayed() {
         return kind == Kind.REPLAYED;
     }

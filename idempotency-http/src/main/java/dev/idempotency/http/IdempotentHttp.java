@@ -173,7 +173,9 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
     }
 
     private static HttpResult firstRun(HttpResponseData r) {
-        return new HttpResult(HttpResult.Kind.FIRST_RUN, r.status(), r.contentType(), r.headers(), r.bodyNoCopy(), null);
+        List<HttpHeader> headers = new ArrayList<>(r.headers());
+        headers.add(new HttpHeader(HttpResult.REPLAYED_HEADER, "false"));
+        return new HttpResult(HttpResult.Kind.FIRST_RUN, r.status(), r.contentType(), headers, r.bodyNoCopy(), null);
     }
 
     private static HttpResult replay(StoredResponse stored) {

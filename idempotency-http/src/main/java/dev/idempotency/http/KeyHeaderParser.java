@@ -4,8 +4,8 @@ import java.util.List;
 
 /**
  * Parses the key header as draft-ietf-httpapi-idempotency-key-header-07 defines it: an Item
- * Structured Field (RFC 8941) whose value is a String. Parameters are parsed and ignored, as RFC 8941
- * asks for unknown ones. Strict: anything else (a list, two field lines, a token, bad escapes,
+ * Structured Field (RFC 8941) whose value is a String. Parameters are valid Item syntax but the
+ * draft defines none, so they are checked and ignored. Strict: anything else (a list, two field lines, a token, bad escapes,
  * non-ASCII) is malformed. Reasons are written for the client and never quote the value.
  */
 final class KeyHeaderParser {
