@@ -24,6 +24,8 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The auto-configuration on a real PostgreSQL: each test gets an empty schema of its own, which the
@@ -58,6 +60,37 @@ class IdempotencyAutoConfigurationTest {
             assertThat(replay.result()).isEqualTo(first.result());
             assertThat(count("SELECT count(*) FROM " + db.name() + ".idempotency_schema_history WHERE success"))
                     .isGreaterThanOrEqualTo(3);
+        });
+    }
+
+    @Test
+    void theExecutorJoinsSpringsTransactionSoARollbackTakesTheKeyAndTheWritesAlong() {
+        runner().run(context -> {
+            @SuppressWarnings("unchecked")
+            IdempotentExecutor<PostgresTransaction> executor = context.getBean(IdempotentExecutor.class);
+            DataSource dataSource = context.getBean(DataSource.class);
+            new org.springframework.jdbc.core.JdbcTemplate(dataSource)
+                    .execute("CREATE TABLE " + db.name() + ".notes (note text)");
+            TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+            var jdbc = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+            transactions.executeWithoutResult(status -> {
+                jdbc.update("INSERT INTO " + db.name() + ".notes VALUES ('mine')");
+                executor.run("joined", "t1", tx -> {
+                    tx.outbox().publish("notes", "n1", Map.of("note", "mine"));
+                    return "ok";
+                });
+                status.setRollbackOnly();
+            });
+            assertThat(count("SELECT count(*) FROM " + db.name() + ".notes")).isZero();
+            assertThat(count("SELECT count(*) FROM " + db.name() + ".idempotency_keys")).isZero();
+            assertThat(count("SELECT count(*) FROM " + db.name() + ".outbox_events")).isZero();
+
+            transactions.executeWithoutResult(status -> {
+                jdbc.update("INSERT INTO " + db.name() + ".notes VALUES ('mine')");
+                executor.run("joined", "t1", tx -> "ok");
+            });
+            assertThat(count("SELECT count(*) FROM " + db.name() + ".notes")).isEqualTo(1);
+            assertThat(count("SELECT count(*) FROM " + db.name() + ".idempotency_keys")).isEqualTo(1);
         });
     }
 
