@@ -6,9 +6,9 @@ import java.util.function.Supplier;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Runs the outbox relay while the context runs. It starts after the web server, so the application
- * answers before the relay's first poll, and stops gracefully (finishing and marking its batch,
- * releasing its partitions) before the data source closes. The executor's commits wake it through
+ * Runs the outbox relay while the context runs. It starts before the web server and stops after the
+ * web server drained its requests, so the events of the last requests are published too; it stops
+ * gracefully (finishing and marking its batch, releasing its partitions) before the data source closes. The executor's commits wake it through
  * {@link #wakeUp()}. A relay starts once, so each start builds a new one.
  */
 public final class RelayLifecycle implements SmartLifecycle {
@@ -57,7 +57,8 @@ public final class RelayLifecycle implements SmartLifecycle {
 
     @Override
     public int getPhase() {
-        // After the web server (which starts at DEFAULT_PHASE - 1024) and stopped before it.
-        return SmartLifecycle.DEFAULT_PHASE - 512;
+        // Below the web server's phases (DEFAULT_PHASE - 2048 to start and stop it, - 1024 for its
+        // graceful shutdown): stopped only once no request can write events any more.
+        return SmartLifecycle.DEFAULT_PHASE - 4096;
     }
 }
