@@ -207,6 +207,18 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         return Optional.empty();
     }
 
+    /**
+     * Checks the connection pooler in front of this executor's pool now rather than at the first
+     * call, so that a pooler which would run named statements on other clients' backends stops the
+     * application at startup. Call it outside any transaction: the check takes connections of its own
+     * from the pool, which in join mode a burst of first calls, each holding one, could exhaust.
+     *
+     * @throws PoolerBreaksPreparedStatementsException when the pooler is refused; every call would be
+     */
+    public void checkConnectionPooler() {
+        requirePoolerChecked();
+    }
+
     /** Runs the pooler probe once; a database that cannot be reached leaves it for the next call. */
     private void requirePoolerChecked() {
         if (poolerChecked) {

@@ -69,6 +69,21 @@ class PgBouncerTest {
     }
 
     @Test
+    void checkingThePoolerAtStartupRefusesAPlainUrlBeforeAnyCall() {
+        try (HikariDataSource pool = bouncer.pool(4, "")) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
+            PoolerBreaksPreparedStatementsException e = assertThrows(PoolerBreaksPreparedStatementsException.class,
+                    executor::checkConnectionPooler);
+            assertTrue(e.getMessage().contains("prepareThreshold=0"), e.getMessage());
+            assertThrows(PoolerBreaksPreparedStatementsException.class, () -> executor.run("startup", "t", tx -> 1));
+            assertEquals(0, fixture.keyRows("t", "startup"));
+        }
+        try (HikariDataSource pool = bouncer.pool(4, "prepareThreshold=0")) {
+            PostgresIdempotentExecutor.builder(pool).config(config()).build().checkConnectionPooler();
+        }
+    }
+
+    @Test
     void withPrepareThresholdZeroEveryCallRunsOnceAndCommitsExactly() throws Exception {
         try (HikariDataSource pool = bouncer.pool(THREADS, "prepareThreshold=0")) {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
