@@ -31,6 +31,8 @@ final class RelayCost implements Section {
     static final String WITH_RELAY_CELL = "executor.run: payment + outbox event, 1 relay draining it";
     /** Longest wait for the relays' statistics to reach the shared counters once their connections closed. */
     private static final long STATS_WAIT_MILLIS = 30_000;
+    /** How long the cluster's WAL is sampled with no relay running, just before the drain. */
+    private static final long QUIET_SAMPLE_MILLIS = 1_000;
     private static final Logger log = LoggerFactory.getLogger(RelayCost.class);
 
     @Override
@@ -59,8 +61,10 @@ final class RelayCost implements Section {
         int events = run.settings().relay().costEvents();
         DrainCost cost = drainCost(run, events);
         rows.add(new ResultRow(TITLE, "drain " + events + " events: WAL bytes per event", 1, cost.eventsPerSecond, null, null, null,
-                String.format(Locale.ROOT, "WAL %.1f bytes/event (%.1f MB over the drain)", cost.walBytes / events,
-                        cost.walBytes / 1e6), "reported only"));
+                String.format(Locale.ROOT, "WAL %.1f bytes/event (%.1f MB over the drain; %.2f WAL records and %.3f "
+                                + "full-page images per event; the cluster wrote %.1f kB/s in the second before, with no relay)",
+                        cost.walBytes / events, cost.walBytes / 1e6, cost.walRecords / events, cost.fullPageImages / events,
+                        cost.quietWalBytesPerSecond / 1e3), "reported only"));
         rows.add(new ResultRow(TITLE, "drain " + events + " events: dead tuples left in the outbox", 1, null, null, null, null,
                 String.format(Locale.ROOT, "n_dead_tup %.0f (%.2f per event); n_tup_upd +%.0f, HOT +%.0f; table+indexes %.1f -> %.1f MB%s",
                         cost.deadTuples, cost.deadTuples / events, cost.updates, cost.hotUpdates, cost.bytesBefore / 1e6,
@@ -70,11 +74,13 @@ final class RelayCost implements Section {
                 + RelayBenchSettings.RELAY_POOL_SIZE + ", no-op publisher, woken by afterOutboxCommit(relay::wakeUp)) drains "
                 + "their events, over the same cell without a relay, both in this run from emptied tables. "
                 + "WAL: pg_wal_lsn_diff of pg_current_wal_lsn() taken just before the relay starts and just after the "
-                + "backlog is 0 and the relay stopped, divided by the events; the backlog was written, VACUUM ANALYZEd and "
-                + "CHECKPOINTed before, so the inserts' WAL is not counted but the full-page images of the pages the drain "
-                + "first touches after that checkpoint are; it counts everything the relay writes (lease and heartbeat rows, "
-                + "the published marks and their index entries, commits) and any other WAL the cluster writes meanwhile "
-                + "(other databases included). Dead tuples: autovacuum off on the run's outbox table for the section "
+                + "backlog is 0 and the relay stopped, divided by the events. The backlog was written and VACUUM ANALYZEd "
+                + "before (after the cell's CHECKPOINT), so the inserts' WAL is not counted, nor are full-page images of "
+                + "pages the fill already touched unless a checkpoint starts during the drain (the full-page images column "
+                + "of pg_stat_wal shows it). It counts everything the relay writes (lease and heartbeat rows, the published "
+                + "marks and their index entries, commits) and any other WAL the cluster writes meanwhile (other databases "
+                + "included: the quiet rate beside it is a 1 s sample of that before the drain). Records and full-page images "
+                + "come from pg_stat_wal, read after the relay's counters arrived. Dead tuples: autovacuum off on the run's outbox table for the section "
                 + "(ALTER TABLE ... SET (autovacuum_enabled = off), reset after); n_dead_tup of pg_stat_user_tables after "
                 + "the drain. A backend sends its counters at most once a second and at exit, and "
                 + "pg_stat_force_next_flush() flushes only the calling backend's, so the section closes the relay's "
@@ -109,7 +115,8 @@ final class RelayCost implements Section {
     }
 
     /** What one drain cost the database: its rate, WAL and dead tuples, and the counters they come from. */
-    private record DrainCost(double eventsPerSecond, double walBytes, double deadTuples, double updates, double hotUpdates,
+    private record DrainCost(double eventsPerSecond, double walBytes, double walRecords, double fullPageImages,
+                             double quietWalBytesPerSecond, double deadTuples, double updates, double hotUpdates,
                              double bytesBefore, double bytesAfter, boolean statsComplete) {
     }
 
@@ -131,6 +138,8 @@ final class RelayCost implements Section {
             }
         }
         return new DrainCost(median(runs, DrainCost::eventsPerSecond), median(runs, DrainCost::walBytes),
+                median(runs, DrainCost::walRecords), median(runs, DrainCost::fullPageImages),
+                median(runs, DrainCost::quietWalBytesPerSecond),
                 median(runs, DrainCost::deadTuples), median(runs, DrainCost::updates), median(runs, DrainCost::hotUpdates),
                 median(runs, DrainCost::bytesBefore), median(runs, DrainCost::bytesAfter),
                 runs.stream().allMatch(DrainCost::statsComplete));
@@ -139,13 +148,15 @@ final class RelayCost implements Section {
     private static DrainCost drainOnce(BenchmarkRun run, Jdbi jdbi, int events) throws Exception {
         String schema = run.database().schema();
         RelayDrain.fill(run, events);
-        jdbi.useHandle(h -> h.execute(RelayCostSql.CHECKPOINT));
+        // What the cluster writes with no relay running, so that a reader can tell others' WAL from the relay's.
+        String lsnQuiet = currentLsn(jdbi);
+        Thread.sleep(QUIET_SAMPLE_MILLIS);
         long[] before = jdbi.withHandle(h -> stats(h, schema));
-        String lsnBefore = jdbi.withHandle(h -> h.createQuery(RelayCostSql.CURRENT_WAL_LSN).mapTo(String.class).one());
+        long[] walBefore = jdbi.withHandle(RelayCost::walStats);
+        String lsnBefore = currentLsn(jdbi);
+        double quietBytesPerSecond = walBetween(jdbi, lsnQuiet, lsnBefore) * 1000.0 / QUIET_SAMPLE_MILLIS;
         double seconds = RelayDrain.drain(run, 1, NoOpPublisher::new, events);
-        String lsnAfter = jdbi.withHandle(h -> h.createQuery(RelayCostSql.CURRENT_WAL_LSN).mapTo(String.class).one());
-        long walBytes = jdbi.withHandle(h -> h.createQuery(RelayCostSql.WAL_BYTES_BETWEEN)
-                .bind("after", lsnAfter).bind("before", lsnBefore).mapTo(Long.class).one());
+        long walBytes = walBetween(jdbi, lsnBefore, currentLsn(jdbi));
         // The relay's backends report their counters when their connections close; wait until every mark is counted.
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STATS_WAIT_MILLIS);
         long[] after = jdbi.withHandle(h -> stats(h, schema));
@@ -158,8 +169,23 @@ final class RelayCost implements Section {
             log.warn("the outbox's statistics counted {} updates for {} events relayed after {} ms; dead tuples may be undercounted",
                     after[1] - before[1], events, STATS_WAIT_MILLIS);
         }
-        return new DrainCost(events / seconds, walBytes, after[0], after[1] - before[1], after[2] - before[2],
-                before[3], after[3], complete);
+        long[] walAfter = jdbi.withHandle(RelayCost::walStats);
+        return new DrainCost(events / seconds, walBytes, walAfter[0] - walBefore[0], walAfter[1] - walBefore[1],
+                quietBytesPerSecond, after[0], after[1] - before[1], after[2] - before[2], before[3], after[3], complete);
+    }
+
+    private static String currentLsn(Jdbi jdbi) {
+        return jdbi.withHandle(h -> h.createQuery(RelayCostSql.CURRENT_WAL_LSN).mapTo(String.class).one());
+    }
+
+    private static long walBetween(Jdbi jdbi, String before, String after) {
+        return jdbi.withHandle(h -> h.createQuery(RelayCostSql.WAL_BYTES_BETWEEN)
+                .bind("after", after).bind("before", before).mapTo(Long.class).one());
+    }
+
+    /** wal_records and wal_fpi of pg_stat_wal. */
+    private static long[] walStats(Handle h) {
+        return h.createQuery(RelayCostSql.WAL_STATS).map((rs, ctx) -> new long[] {rs.getLong(1), rs.getLong(2)}).one();
     }
 
     /** n_dead_tup, n_tup_upd, n_tup_hot_upd and total bytes of the run's outbox table. */

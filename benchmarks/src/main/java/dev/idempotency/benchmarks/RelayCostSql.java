@@ -12,14 +12,17 @@ final class RelayCostSql {
     /** The table back to the server's autovacuum setting, for the sections after this one. */
     static final String AUTOVACUUM_RESET = "ALTER TABLE <schema>.outbox_events RESET (autovacuum_enabled)";
 
-    /** Flushes dirty pages, so that every page the drain touches first writes a full-page image, as after any checkpoint. */
-    static final String CHECKPOINT = "CHECKPOINT";
-
     /** The server's current WAL insert position; the whole cluster's, not one session's. */
     static final String CURRENT_WAL_LSN = "SELECT pg_current_wal_lsn()::text";
 
     /** Bytes of WAL between two positions. */
     static final String WAL_BYTES_BETWEEN = "SELECT pg_wal_lsn_diff(CAST(:after AS pg_lsn), CAST(:before AS pg_lsn))::bigint";
+
+    /**
+     * WAL records and full-page images the whole cluster has written since the statistics were reset;
+     * backends add theirs when they send their counters, as for {@link #OUTBOX_STATS}.
+     */
+    static final String WAL_STATS = "SELECT wal_records, wal_fpi FROM pg_stat_wal";
 
     /**
      * The outbox table's statistics: dead tuples now, and the cumulative update counters (which
