@@ -54,8 +54,9 @@ final class RelayCost implements Section {
         double ratio = Targets.ratio(withRelay.opsPerSecond(), alone.opsPerSecond());
         rows.add(ResultRow.of(TITLE, PaymentCalls.EXECUTOR_CELL + ", no relay", WRITERS, alone));
         rows.add(ResultRow.of(TITLE, WITH_RELAY_CELL, WRITERS, withRelay)
-                .compared(String.format(Locale.ROOT, "with/without relay: ops %s; relay published %d, %d pending at the end",
-                        Targets.format(ratio), relayFacts[0], relayFacts[1]))
+                .compared(String.format(Locale.ROOT, "with/without relay: ops %s; relay published %d, %d pending at the end%s",
+                        Targets.format(ratio), relayFacts[0], relayFacts[1],
+                        run.settings().repeat() > 1 ? " (of the last run)" : ""))
                 .target(Targets.atLeast("ops ratio", ratio, WRITER_RATIO_FLOOR)));
 
         int events = run.settings().relay().costEvents();
