@@ -28,8 +28,8 @@ import picocli.CommandLine.Option;
 public final class BenchmarkMain implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BenchmarkMain.class);
 
-    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper",
-            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper,relaycost",
+            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper, relaycost (default: ${DEFAULT-VALUE}).")
     List<String> sections;
 
     @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds per cell (default: ${DEFAULT-VALUE}).")
@@ -82,6 +82,10 @@ public final class BenchmarkMain implements Callable<Integer> {
     @Option(names = "--peer-events", defaultValue = "100000",
             description = "Backlog the peer outbox and ours each drain in section 7 (default: ${DEFAULT-VALUE}).")
     int peerEvents;
+
+    @Option(names = "--relay-cost-events", defaultValue = "200000",
+            description = "Backlog whose drain section 9 measures WAL and dead tuples of (default: ${DEFAULT-VALUE}).")
+    int relayCostEvents;
 
     @Option(names = "--relay-keys", defaultValue = "10000",
             description = "Partition keys the relay backlogs are spread over (default: ${DEFAULT-VALUE}).")
@@ -150,7 +154,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup).repeat(repeat)
                 .stormCallers(stormCallers).sweeperRows(sweeperRows).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
                 .redisUri(redisUrl).pgbenchExecutable(pgbench).markdown(markdown).commandLine(commandLine())
-                .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).partitionKeys(relayKeys)
+                .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
                         .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
                         .latencyRate(latencyRate).natsUrl(natsUrl).build())
                 .build();

@@ -3,7 +3,7 @@ package dev.idempotency.benchmarks;
 import java.net.URI;
 
 /**
- * Validated, immutable settings of the relay sections (5 to 7): backlog sizes, how the relays are
+ * Validated, immutable settings of the relay sections (5 to 7 and 9): backlog sizes, how the relays are
  * tuned, the latency section's rate and where NATS is. Invalid values fail at {@link Builder#build()}
  * with a message naming the setting.
  */
@@ -13,6 +13,7 @@ final class RelayBenchSettings {
 
     private final int events;
     private final int peerEvents;
+    private final int costEvents;
     private final int partitionKeys;
     private final int batchSize;
     private final int eventsPerKey;
@@ -23,6 +24,7 @@ final class RelayBenchSettings {
     private RelayBenchSettings(Builder b) {
         this.events = b.events;
         this.peerEvents = b.peerEvents;
+        this.costEvents = b.costEvents;
         this.partitionKeys = b.partitionKeys;
         this.batchSize = b.batchSize;
         this.eventsPerKey = b.eventsPerKey;
@@ -43,6 +45,11 @@ final class RelayBenchSettings {
     /** The backlog the peer and ours each drain in section 7. */
     int peerEvents() {
         return peerEvents;
+    }
+
+    /** The backlog whose drain section 9 measures the WAL and dead tuples of. */
+    int costEvents() {
+        return costEvents;
     }
 
     /** Distinct partition keys the backlog is spread over. */
@@ -79,6 +86,7 @@ final class RelayBenchSettings {
     static final class Builder {
         private int events = 1_000_000;
         private int peerEvents = 100_000;
+        private int costEvents = 200_000;
         private int partitionKeys = 10_000;
         private int batchSize = 1_000;
         private int eventsPerKey = 10;
@@ -96,6 +104,11 @@ final class RelayBenchSettings {
 
         Builder peerEvents(int peerEvents) {
             this.peerEvents = peerEvents;
+            return this;
+        }
+
+        Builder costEvents(int costEvents) {
+            this.costEvents = costEvents;
             return this;
         }
 
@@ -132,6 +145,7 @@ final class RelayBenchSettings {
         RelayBenchSettings build() {
             requireBetween("relayEvents", events, 1, 100_000_000);
             requireBetween("peerEvents", peerEvents, 1, 10_000_000);
+            requireBetween("relayCostEvents", costEvents, 1, 100_000_000);
             requireBetween("relayKeys", partitionKeys, 1, 10_000_000);
             requireBetween("relayBatchSize", batchSize, 1, 10_000);
             requireBetween("relayEventsPerKey", eventsPerKey, 1, batchSize);

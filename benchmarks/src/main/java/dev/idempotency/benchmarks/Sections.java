@@ -12,7 +12,8 @@ final class Sections {
             new RelayThroughput(),
             new RelayLatency(),
             new PeerOutbox(),
-            new SweeperThroughput());
+            new SweeperThroughput(),
+            new RelayCost());
 
     private Sections() {
     }
