@@ -144,7 +144,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             }
             try (Handle handle = jdbi.open()) {
                 return PgTransactions.inTransaction(handle, () -> {
-                    // Round trips: the claim with the callback's savepoint, the callback's own, completion, commit.
+                    // Round trips: claim (with the savepoint and the key read), the callback's own, completion, commit.
                     Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest);
                     if (stored.isPresent()) {
                         PgTransactions.commit(handle);

@@ -51,7 +51,7 @@ class ExecutorRoundTripsTest {
         assertFalse(outcome.replayed());
         assertEquals(1, db.payments("t1", key));
         assertEquals(1, db.outboxEvents("t1", key));
-        // The claim with the callback's savepoint, the callback's insert, the completion with the event, the commit.
+        // The claim (with the savepoint and the key read), the callback's insert, the completion with the event, the commit.
         assertEquals(4, roundTrips.get());
     }
 
