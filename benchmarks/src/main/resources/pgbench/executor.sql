@@ -3,6 +3,8 @@
 -- order, with the text of idempotency-jdbc's ExecutorSql. Only these differ, none adding work:
 --   * pgbench sends BEGIN as a round trip of its own; pgjdbc sends it with the first statement;
 --   * NULL binds (no fingerprint, no lease) are written as NULL literals;
+--   * pgjdbc sends the claim, the savepoint and the key's read in one execution, with one Sync: a
+--     pipeline here;
 --   * pgbench cannot bind a text[] value, so the one-element arrays are built with ARRAY[...].
 -- Variables set by the program with -D, to the values the Java side binds: tenant, waitbudget,
 -- retention, lockspace, topic, payload, headers, resulttype.
@@ -10,6 +12,9 @@
 \set k random(1, 9000000000000000000)
 -- handle.begin()
 BEGIN;
+-- KeyClaims.claimThenSavepoint (ExecutorSql.claimForCallback): CLAIM_KEY, the callback's savepoint and
+-- FIND_KEY, in one flush
+\startpipeline
 -- CLAIM_KEY: saves lock_timeout, bounds the wait by the wait budget, inserts, and restores it in RETURNING
 INSERT INTO <schema>.idempotency_keys
     (tenant_id, idempotency_key, status, request_fingerprint, lease_token, lease_expires_at, expires_at)
@@ -22,8 +27,15 @@ FROM (SELECT set_config('lock_timeout', :waitbudget, true)
       OFFSET 0) AS bounded
 ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
 RETURNING set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true);
--- handle.savepoint("idempotent_callback"), taken before the callback runs
+-- CALLBACK_SAVEPOINT, taken after the claimed row and before the callback runs
 SAVEPOINT idempotent_callback;
+-- FIND_KEY: what a duplicate replays; after our own insert it reads our processing row, unused
+SELECT status, request_fingerprint, result, result_type, failure,
+       expires_at <= now() AND (status = 'completed' OR (status = 'failed' AND failure ->> 'code' IS DISTINCT FROM 'lease_expired')) AS reclaimable,
+       status = 'processing' AND lease_expires_at <= now() AS lease_ran_out
+FROM <schema>.idempotency_keys
+WHERE tenant_id = :tenant AND idempotency_key = :k;
+\endpipeline
 -- the callback's business insert
 INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
 -- COMPLETE_KEY_WITH_EVENTS: ordering-key lock, the event (partition key = the amount) and the result

@@ -20,7 +20,6 @@ final class CallbackRunner {
     /** The executor's logger, so that users keep one category to configure. */
     private static final Logger log = LoggerFactory.getLogger(PostgresIdempotentExecutor.class);
 
-    private static final String SAVEPOINT = "idempotent_callback";
     /** SQLSTATEs for JSON text PostgreSQL's jsonb refuses (e.g. a \u0000 escape). */
     private static final String UNTRANSLATABLE_CHARACTER = "22P05";
     private static final String INVALID_TEXT_REPRESENTATION = "22P02";
@@ -42,15 +41,32 @@ final class CallbackRunner {
     /** Runs {@code callback} on {@code handle}'s open transaction and commits what it stored. */
     <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
                                             IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
-        return run(handle, key, tenant, resultType, callback, TransactionOwner.EXECUTOR);
+        return run(handle, key, tenant, resultType, callback, TransactionOwner.EXECUTOR, false);
+    }
+
+    /**
+     * Runs {@code callback} on {@code handle}'s open transaction and commits what it stored; the claim
+     * already took the callback's savepoint ({@link KeyClaims#claimThenSavepoint}).
+     */
+    <T, X extends Exception> Outcome<T> runAfterSavepoint(Handle handle, String key, String tenant, Class<T> resultType,
+                                                          IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        return run(handle, key, tenant, resultType, callback, TransactionOwner.EXECUTOR, true);
     }
 
     /** Runs {@code callback} on {@code handle}'s open transaction; {@code owner} commits what it stored. */
     <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
                                             IdempotentCallback<PostgresTransaction, T, X> callback,
                                             TransactionOwner owner) throws X {
+        return run(handle, key, tenant, resultType, callback, owner, false);
+    }
+
+    private <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
+                                                    IdempotentCallback<PostgresTransaction, T, X> callback,
+                                                    TransactionOwner owner, boolean savepointTaken) throws X {
+        if (!savepointTaken) {
+            KeyClaims.executeUnnamed(handle.getConnection(), ExecutorSql.CALLBACK_SAVEPOINT);
+        }
         TransactionOutbox outbox = new TransactionOutbox(tenant, config.objectMapper(), config.maxOutboxPayloadBytes());
-        handle.savepoint(SAVEPOINT);
         T result;
         try {
             result = callback.run(new CallbackTransaction(key, tenant, handle, outbox));
@@ -84,7 +100,7 @@ final class CallbackRunner {
     private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure,
                               TransactionOwner owner) {
         requireOpenTransaction(handle, key, tenant);
-        handle.rollbackToSavepoint(SAVEPOINT);
+        KeyClaims.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
         outbox.discard();
         String encoded = codec.encodeFailure(failure);
         // JdbcStatement's failures carry no bound values, so the failure's message and details stay out of them.

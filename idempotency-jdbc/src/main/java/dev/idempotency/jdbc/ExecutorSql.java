@@ -19,6 +19,16 @@ final class ExecutorSql {
     static final JdbcStatement RESTORE_LOCK_TIMEOUT = JdbcStatement.of("""
             SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""");
 
+    /**
+     * The savepoint a callback's writes roll back to when it declares a business failure, so that the
+     * key row claimed before it stays and stores the failure. Taken and rolled back to by plain SQL
+     * (not Jdbi's savepoint bookkeeping), because the executor's own path sends it with the claim.
+     */
+    static final String CALLBACK_SAVEPOINT = "SAVEPOINT idempotent_callback";
+
+    /** Undoes the callback's writes, keeping the claim; a one-shot statement, like our COMMIT. */
+    static final String ROLLBACK_TO_CALLBACK_SAVEPOINT = "ROLLBACK TO SAVEPOINT idempotent_callback";
+
     /** The running transaction's isolation level, as PostgreSQL names it (e.g. {@code read committed}). */
     static final JdbcStatement CURRENT_ISOLATION = JdbcStatement.of("""
             SELECT current_setting('transaction_isolation')""");
@@ -249,6 +259,18 @@ final class ExecutorSql {
     static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
 
     final JdbcStatement claimKey;
+    /**
+     * {@link #CLAIM_KEY}, then {@link #CALLBACK_SAVEPOINT}, then {@link #FIND_KEY}, in one execution:
+     * pgjdbc sends the three with one Sync, so neither the savepoint nor a duplicate's read of the
+     * winner's row costs a round trip of its own. Each runs after the one before has finished, so at
+     * READ COMMITTED the read sees the row the claim waited for (a duplicate woken by the winner's
+     * commit replays with one more round trip, its COMMIT, instead of two). If the claim fails (a wait
+     * past the budget), PostgreSQL skips the rest up to the Sync and the claim's own error is what the
+     * caller gets. If the claim inserted, the read returns our own row, unused (one index lookup). If
+     * it inserted nothing, the savepoint is harmless: a replay commits (which releases it), and a
+     * reclaim takes a new one after its update ({@code KeyClaims}).
+     */
+    final JdbcStatement claimForCallback;
     final JdbcStatement findKey;
     final JdbcStatement reclaimExpiredKey;
     final JdbcStatement completeKey;
@@ -271,6 +293,8 @@ final class ExecutorSql {
     ExecutorSql(String schema) {
         String quoted = '"' + schema + '"';
         this.claimKey = JdbcStatement.of(render(CLAIM_KEY, quoted));
+        this.claimForCallback = JdbcStatement.of(render(CLAIM_KEY, quoted) + ";\n" + CALLBACK_SAVEPOINT + ";\n"
+                + render(FIND_KEY, quoted));
         this.findKey = JdbcStatement.of(render(FIND_KEY, quoted));
         this.reclaimExpiredKey = JdbcStatement.of(render(RECLAIM_EXPIRED_KEY, quoted));
         this.completeKey = JdbcStatement.of(render(COMPLETE_KEY, quoted));

@@ -115,10 +115,26 @@ final class JdbcStatement {
             return this;
         }
 
-        /** Runs a statement that returns rows; true if it returned at least one. */
-        boolean returnsRow() throws SQLException {
-            try (var rows = statement.executeQuery()) {
-                return rows.next();
+        /**
+         * Runs statements sent in one execution (separated by {@code ;}) whose first result is rows;
+         * returns those rows, to be read before {@link #nextRows()}.
+         */
+        ResultSet executeAll() throws SQLException {
+            if (!statement.execute()) {
+                throw new SQLException("the statement's first result was an update count, not rows: " + sql);
+            }
+            return statement.getResultSet();
+        }
+
+        /** After {@link #executeAll()}: the next statement's rows, skipping results without any; null when none is left. */
+        ResultSet nextRows() throws SQLException {
+            while (true) {
+                if (statement.getMoreResults()) {
+                    return statement.getResultSet();
+                }
+                if (statement.getUpdateCount() == -1) {
+                    return null;
+                }
             }
         }
 

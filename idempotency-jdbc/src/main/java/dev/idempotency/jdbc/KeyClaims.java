@@ -6,6 +6,7 @@ import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.TransientFailureException;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.Optional;
@@ -53,7 +54,21 @@ final class KeyClaims {
     Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest,
                               Long leaseToken, Double leaseSeconds) {
         try {
-            return claimRounds(handle.getConnection(), key, tenant, digest, leaseToken, leaseSeconds);
+            return claimRounds(handle.getConnection(), key, tenant, digest, leaseToken, leaseSeconds, false);
+        } catch (RuntimeException e) {
+            throw claimFailure(e, key, tenant);
+        }
+    }
+
+    /**
+     * {@link #claim} without a lease, which on an empty result has also taken the callback's savepoint
+     * ({@link ExecutorSql#CALLBACK_SAVEPOINT}) after the claimed row. The savepoint and the read of a
+     * row the insert found travel with the insert ({@link ExecutorSql#claimForCallback}), so neither
+     * costs a round trip of its own.
+     */
+    Optional<StoredKey> claimThenSavepoint(Handle handle, String key, String tenant, byte[] digest) {
+        try {
+            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, true);
         } catch (RuntimeException e) {
             throw claimFailure(e, key, tenant);
         }
@@ -73,25 +88,32 @@ final class KeyClaims {
     }
 
     private Optional<StoredKey> claimRounds(Connection connection, String key, String tenant, byte[] digest,
-                                            Long leaseToken, Double leaseSeconds) {
+                                            Long leaseToken, Double leaseSeconds, boolean savepoint) {
         for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
             if (round > 0) {
                 // The last round's insert bounded lock_timeout and did not restore it; save the real one again.
                 restoreLockTimeout(connection);
             }
             boolean inserted;
-            try (JdbcStatement.Call insert = sql.claimKey.on(connection)) {
-                inserted = insert.text("tenant", tenant).text("key", key).bytes("fingerprint", digest)
+            Optional<StoredKey> stored;
+            try (JdbcStatement.Call insert = (savepoint ? sql.claimForCallback : sql.claimKey).on(connection)) {
+                insert.text("tenant", tenant).text("key", key).bytes("fingerprint", digest)
                         .bigint("leaseToken", leaseToken).number("leaseSeconds", leaseSeconds)
-                        .number("retentionSeconds", retentionSeconds).text("waitBudget", waitBudgetSetting)
-                        .returnsRow();
+                        .number("retentionSeconds", retentionSeconds).text("waitBudget", waitBudgetSetting);
+                try (ResultSet claimed = insert.executeAll()) {
+                    inserted = claimed.next();
+                }
+                if (inserted) {
+                    return Optional.empty();
+                }
+                // With the savepoint came the read of the row the insert found (ExecutorSql.claimForCallback).
+                stored = savepoint ? readStoredKey(insert.nextRows()) : null;
             } catch (SQLException e) {
                 throw JdbcStatement.failure(e);
             }
-            if (inserted) {
-                return Optional.empty();
+            if (stored == null) {
+                stored = findKey(connection, key, tenant);
             }
-            Optional<StoredKey> stored = findKey(connection, key, tenant);
             if (stored.isPresent() && !stored.get().reclaimable()) {
                 return stored;
             }
@@ -103,6 +125,10 @@ final class KeyClaims {
                 if (reclaimed == 1) {
                     log.debug("reclaimed expired idempotency key {} of tenant {}", key, tenant);
                     restoreLockTimeout(connection);
+                    if (savepoint) {
+                        // The one sent with the insert sits before this update: a rollback to it would undo the reclaim.
+                        executeUnnamed(connection, ExecutorSql.CALLBACK_SAVEPOINT);
+                    }
                     return Optional.empty();
                 }
             }
@@ -112,6 +138,18 @@ final class KeyClaims {
         }
         throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
                 + "' changed state " + MAX_CLAIM_ROUNDS + " times while being claimed; retry later (HTTP 409).");
+    }
+
+    /** Runs a statement without parameters as a one-shot, unnamed one. */
+    static void executeUnnamed(Connection connection, String command) {
+        try (java.sql.Statement statement = connection.createStatement()) {
+            if (statement.isWrapperFor(org.postgresql.PGStatement.class)) {
+                statement.unwrap(org.postgresql.PGStatement.class).setPrepareThreshold(0);
+            }
+            statement.execute(command);
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
     }
 
     private static void restoreLockTimeout(Connection connection) {
@@ -134,10 +172,23 @@ final class KeyClaims {
     }
 
     private Optional<StoredKey> findKey(Connection connection, String key, String tenant) {
-        return sql.findKey.queryFirst(connection, call -> call.text("tenant", tenant).text("key", key),
-                row -> new StoredKey(row.getString("status"), row.getBytes("request_fingerprint"),
-                        row.getString("result"), row.getString("result_type"), row.getString("failure"),
-                        row.getBoolean("reclaimable"), row.getBoolean("lease_ran_out")));
+        return sql.findKey.queryFirst(connection, call -> call.text("tenant", tenant).text("key", key), KeyClaims::storedKey);
+    }
+
+    /** The row {@link ExecutorSql#claimForCallback}'s read returned, if any. */
+    private static Optional<StoredKey> readStoredKey(ResultSet rows) throws SQLException {
+        if (rows == null) {
+            throw new SQLException("the claim's read of the key row returned no result");
+        }
+        try (rows) {
+            return rows.next() ? Optional.of(storedKey(rows)) : Optional.empty();
+        }
+    }
+
+    private static StoredKey storedKey(ResultSet row) throws SQLException {
+        return new StoredKey(row.getString("status"), row.getBytes("request_fingerprint"),
+                row.getString("result"), row.getString("result_type"), row.getString("failure"),
+                row.getBoolean("reclaimable"), row.getBoolean("lease_ran_out"));
     }
 
     /** What a caller gets for a committed key: its result, or its failure, "in progress" or "key reused" thrown. */

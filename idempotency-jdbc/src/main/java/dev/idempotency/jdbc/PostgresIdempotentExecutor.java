@@ -144,12 +144,13 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             }
             try (Handle handle = jdbi.open()) {
                 return PgTransactions.inTransaction(handle, () -> {
-                    Optional<StoredKey> stored = claims.claim(handle, key, tenant, digest, null, null);
+                    // Round trips: claim (with the savepoint and the key read), the callback's own, completion, commit.
+                    Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest);
                     if (stored.isPresent()) {
                         PgTransactions.commit(handle);
                         return claims.replay(stored.get(), key, tenant, digest, resultType);
                     }
-                    return callbacks.run(handle, key, tenant, resultType, callback);
+                    return callbacks.runAfterSavepoint(handle, key, tenant, resultType, callback);
                 });
             }
         } catch (RuntimeException e) {

@@ -4,12 +4,15 @@ import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.Outcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -68,6 +71,24 @@ class RetentionTest {
                 .result();
 
         assertEquals("0", inside);
+    }
+
+    /** The claim sends a savepoint with its insert; a reclaim must take its own after its update, or this loses the key. */
+    @Test
+    void aReclaimedKeysBusinessFailureIsStoredAndOnlyTheCallbacksWritesRolledBack() {
+        String key = newKey();
+        executor.run(key, "t1", tx -> "old-" + insertPayment(tx, 1));
+        expire(key);
+
+        BusinessFailure thrown = assertThrows(BusinessFailure.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 2);
+            throw new BusinessFailure("card_declined", "The card was declined", Map.of());
+        }));
+
+        assertEquals("card_declined", thrown.code());
+        assertEquals(1, db.payments("t1", key));
+        BusinessFailure replayed = assertThrows(BusinessFailure.class, () -> executor.run(key, "t1", tx -> "never"));
+        assertEquals("card_declined", replayed.code());
     }
 
     @Test
