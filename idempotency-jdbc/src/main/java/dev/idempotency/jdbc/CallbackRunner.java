@@ -64,7 +64,7 @@ final class CallbackRunner {
                                                     IdempotentCallback<PostgresTransaction, T, X> callback,
                                                     TransactionOwner owner, boolean savepointTaken) throws X {
         if (!savepointTaken) {
-            KeyClaims.executeUnnamed(handle.getConnection(), ExecutorSql.CALLBACK_SAVEPOINT);
+            JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.CALLBACK_SAVEPOINT);
         }
         TransactionOutbox outbox = new TransactionOutbox(tenant, config.objectMapper(), config.maxOutboxPayloadBytes());
         T result;
@@ -100,7 +100,7 @@ final class CallbackRunner {
     private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure,
                               TransactionOwner owner) {
         requireOpenTransaction(handle, key, tenant);
-        KeyClaims.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
+        JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
         outbox.discard();
         String encoded = codec.encodeFailure(failure);
         // JdbcStatement's failures carry no bound values, so the failure's message and details stay out of them.

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,6 +14,7 @@ import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
+import org.postgresql.PGStatement;
 
 /**
  * One of the executor's statements ({@link ExecutorSql}), run on plain JDBC on the connection of
@@ -204,6 +206,22 @@ final class JdbcStatement {
     /** Prepares this statement on {@code connection}; close the call when done. */
     Call on(Connection connection) throws SQLException {
         return new Call(connection);
+    }
+
+    /**
+     * Runs {@code command}, a statement without parameters, as a one-shot unnamed statement: parsed
+     * by the backend that holds the transaction, never a named one a pooler could mix up with another
+     * client's (see {@link PgTransactions}).
+     */
+    static void executeUnnamed(Connection connection, String command) {
+        try (Statement statement = connection.createStatement()) {
+            if (statement.isWrapperFor(PGStatement.class)) {
+                statement.unwrap(PGStatement.class).setPrepareThreshold(0);
+            }
+            statement.execute(command);
+        } catch (SQLException e) {
+            throw failure(e);
+        }
     }
 
     /** A JDBC failure as the same exception type Jdbi statements throw, without the values it bound. */

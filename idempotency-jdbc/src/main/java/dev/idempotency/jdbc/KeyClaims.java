@@ -127,7 +127,7 @@ final class KeyClaims {
                     restoreLockTimeout(connection);
                     if (savepoint) {
                         // The one sent with the insert sits before this update: a rollback to it would undo the reclaim.
-                        executeUnnamed(connection, ExecutorSql.CALLBACK_SAVEPOINT);
+                        JdbcStatement.executeUnnamed(connection, ExecutorSql.CALLBACK_SAVEPOINT);
                     }
                     return Optional.empty();
                 }
@@ -138,18 +138,6 @@ final class KeyClaims {
         }
         throw new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
                 + "' changed state " + MAX_CLAIM_ROUNDS + " times while being claimed; retry later (HTTP 409).");
-    }
-
-    /** Runs a statement without parameters as a one-shot, unnamed one. */
-    static void executeUnnamed(Connection connection, String command) {
-        try (java.sql.Statement statement = connection.createStatement()) {
-            if (statement.isWrapperFor(org.postgresql.PGStatement.class)) {
-                statement.unwrap(org.postgresql.PGStatement.class).setPrepareThreshold(0);
-            }
-            statement.execute(command);
-        } catch (SQLException e) {
-            throw JdbcStatement.failure(e);
-        }
     }
 
     private static void restoreLockTimeout(Connection connection) {

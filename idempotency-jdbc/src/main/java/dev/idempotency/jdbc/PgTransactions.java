@@ -2,9 +2,7 @@ package dev.idempotency.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import org.jdbi.v3.core.Handle;
-import org.postgresql.PGStatement;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
@@ -78,7 +76,7 @@ final class PgTransactions {
                     + "the executor saw it (a statement failed inside the callback, or a pooler ran another client's "
                     + "statement); nothing was committed. Let errors of the callback's statements propagate.");
         }
-        endUnnamed(handle, COMMIT);
+        JdbcStatement.executeUnnamed(handle.getConnection(), COMMIT);
         // pgjdbc sees no open transaction and sends nothing; Jdbi and the pool learn that the transaction ended.
         handle.commit();
     }
@@ -88,20 +86,10 @@ final class PgTransactions {
         try {
             BaseConnection pg = pgjdbc(handle.getConnection());
             if (pg != null && pg.getTransactionState() != TransactionState.IDLE) {
-                endUnnamed(handle, ROLLBACK);
+                JdbcStatement.executeUnnamed(handle.getConnection(), ROLLBACK);
             }
         } finally {
             handle.rollback();
-        }
-    }
-
-    private static void endUnnamed(Handle handle, String command) {
-        try (Statement statement = handle.getConnection().createStatement()) {
-            // Threshold 0: a one-shot, unnamed statement, parsed by the backend that holds our transaction.
-            statement.unwrap(PGStatement.class).setPrepareThreshold(0);
-            statement.execute(command);
-        } catch (SQLException e) {
-            throw JdbcStatement.failure(e);
         }
     }
 
