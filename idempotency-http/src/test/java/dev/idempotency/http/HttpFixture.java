@@ -90,11 +90,11 @@ final class HttpFixture implements BeforeAllCallback, AfterAllCallback, BeforeEa
                 .build();
     }
 
-    long payments(String tenant, String key) {
+    long payments(String key, String tenant) {
         return count("SELECT count(*) FROM payments WHERE tenant_id = :t AND request_key = :k", tenant, key);
     }
 
-    long keyRows(String tenant, String key) {
+    long keyRows(String key, String tenant) {
         return count("SELECT count(*) FROM idempotency_keys WHERE tenant_id = :t AND idempotency_key = :k", tenant, key);
     }
 

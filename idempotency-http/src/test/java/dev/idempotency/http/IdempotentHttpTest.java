@@ -72,7 +72,7 @@ class IdempotentHttpTest {
                     TENANT, tx -> createPayment(tx, runs, 1));
             assertEquals(HttpResult.Kind.PASSED_THROUGH, result.kind(), method);
             assertTrue(result.passedThrough());
-            assertEquals(0, db.keyRows(TENANT, key), method);
+            assertEquals(0, db.keyRows(key, TENANT), method);
         }
         assertEquals(0, runs.get(), "the handler is the adapter's to run for a passed-through request");
     }
@@ -127,7 +127,7 @@ class IdempotentHttpTest {
         assertEquals("application/json", first.contentType());
         assertEquals("session=first-caller; HttpOnly", header(first, "Set-Cookie"), "the first caller gets its whole response");
         assertEquals("false", header(first, HttpResult.REPLAYED_HEADER));
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
         assertEquals(1, runs.get());
 
         StoredResponse stored = StoredResponse.fromJson(db.storedResult(TENANT, key));
@@ -152,7 +152,7 @@ class IdempotentHttpTest {
         assertEquals(List.of(new HttpHeader("Location", header(first, "Location")), new HttpHeader("Idempotent-Replayed", "true")),
                 again.headers());
         assertEquals(1, runs.get());
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
     }
 
     @Test
@@ -181,7 +181,7 @@ class IdempotentHttpTest {
         assertArrayEquals(firstResult.body(), duplicateResult.body());
         assertEquals("true", header(duplicateResult, "Idempotent-Replayed"));
         assertEquals(1, runs.get());
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
     }
 
     @Test
@@ -237,7 +237,7 @@ class IdempotentHttpTest {
                     "a problem never echoes the stored response");
         }
         assertEquals(1, runs.get());
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
     }
 
     @Test
@@ -252,14 +252,14 @@ class IdempotentHttpTest {
         assertEquals(502, failed.status());
         assertEquals("upstream down", new String(failed.body(), StandardCharsets.UTF_8));
         assertEquals("3", header(failed, "Retry-After"));
-        assertEquals(0, db.payments(TENANT, key), "the handler's write rolled back");
-        assertEquals(0, db.keyRows(TENANT, key), "no key: a retry runs again");
+        assertEquals(0, db.payments(key, TENANT), "the handler's write rolled back");
+        assertEquals(0, db.keyRows(key, TENANT), "no key: a retry runs again");
 
         HttpResult retry = http.handle(post(key, "{\"amount\":10}").build(), TENANT, tx -> createPayment(tx, runs, 10));
         assertEquals(HttpResult.Kind.FIRST_RUN, retry.kind());
         assertEquals(201, retry.status());
         assertEquals(2, runs.get());
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
     }
 
     @Test
@@ -272,12 +272,12 @@ class IdempotentHttpTest {
                     throw boom;
                 }));
         assertSame(boom, thrown);
-        assertEquals(0, db.payments(TENANT, key));
-        assertEquals(0, db.keyRows(TENANT, key));
+        assertEquals(0, db.payments(key, TENANT));
+        assertEquals(0, db.keyRows(key, TENANT));
 
         HttpResult retry = http.handle(post(key, "{\"amount\":10}").build(), TENANT, tx -> createPayment(tx, runs, 10));
         assertEquals(HttpResult.Kind.FIRST_RUN, retry.kind());
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
     }
 
     @Test
@@ -289,7 +289,7 @@ class IdempotentHttpTest {
                     throw io;
                 }));
         assertSame(io, thrown);
-        assertEquals(0, db.keyRows(TENANT, key));
+        assertEquals(0, db.keyRows(key, TENANT));
     }
 
     @Test
@@ -301,8 +301,8 @@ class IdempotentHttpTest {
         });
         assertEquals(HttpResult.Kind.NOT_STORED, rejected.kind());
         assertEquals(400, rejected.status());
-        assertEquals(0, db.payments(TENANT, key));
-        assertEquals(0, db.keyRows(TENANT, key));
+        assertEquals(0, db.payments(key, TENANT));
+        assertEquals(0, db.keyRows(key, TENANT));
     }
 
     @Test
@@ -317,7 +317,7 @@ class IdempotentHttpTest {
         });
         assertEquals(HttpResult.Kind.FIRST_RUN, declined.kind());
         assertEquals(402, declined.status());
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
 
         HttpResult again = declaring.handle(post(key, "{\"amount\":10}").build(), TENANT, tx -> createPayment(tx, runs, 10));
         assertEquals(HttpResult.Kind.REPLAYED, again.kind());
@@ -339,13 +339,13 @@ class IdempotentHttpTest {
         assertEquals(500, tooLarge.status());
         assertEquals(ProblemType.RESPONSE_NOT_STORABLE, tooLarge.problem());
         assertEquals(BASE + "response-not-storable", problemBody(tooLarge).get("type").asText());
-        assertEquals(0, db.payments(TENANT, key));
-        assertEquals(0, db.keyRows(TENANT, key));
+        assertEquals(0, db.payments(key, TENANT));
+        assertEquals(0, db.keyRows(key, TENANT));
 
         String other = newKey();
         HttpResult atLimit = small.handle(post(other, "{}").build(), TENANT, tx -> HttpResponseData.builder(200).body(new byte[10]).build());
         assertEquals(HttpResult.Kind.FIRST_RUN, atLimit.kind());
-        assertEquals(1, db.keyRows(TENANT, other));
+        assertEquals(1, db.keyRows(other, TENANT));
     }
 
     @Test
@@ -389,7 +389,7 @@ class IdempotentHttpTest {
                 assertEquals(BASE + "temporarily-unavailable", problemBody(result).get("type").asText());
             }
             assertEquals(0, runs.get());
-            assertEquals(0, db.keyRows(TENANT, key));
+            assertEquals(0, db.keyRows(key, TENANT));
         }
     }
 
@@ -437,7 +437,7 @@ class IdempotentHttpTest {
         assertEquals(HttpResult.Kind.FIRST_RUN, second.kind(), "the first rolled back, so the waiting duplicate ran");
         assertEquals(201, second.status());
         assertEquals(2, runs.get());
-        assertEquals(1, db.payments(TENANT, key));
+        assertEquals(1, db.payments(key, TENANT));
     }
 
     @Test

@@ -55,7 +55,7 @@ class CallbackLockTimeoutTest {
 
             assertEquals("55P03", e.sqlState());
             assertTrue(e.getMessage().contains("503"), e.getMessage());
-            assertEquals(0, db.keyRows("t1", key));
+            assertEquals(0, db.keyRows(key, "t1"));
             other.rollback();
         }
         assertFalse(executor.run(key, "t1", tx -> "ran").replayed());
@@ -71,7 +71,7 @@ class CallbackLockTimeoutTest {
             }));
 
             assertEquals("55P03", e.sqlState());
-            assertEquals(0, db.keyRows("t1", key));
+            assertEquals(0, db.keyRows(key, "t1"));
             other.rollback();
         }
     }

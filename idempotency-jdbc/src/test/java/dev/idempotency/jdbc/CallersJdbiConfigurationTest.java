@@ -58,7 +58,7 @@ class CallersJdbiConfigurationTest {
         assertFalse(first.replayed());
         assertTrue(replay.replayed());
         assertEquals(first.result(), replay.result());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
     }
 
     @Test
@@ -74,7 +74,7 @@ class CallersJdbiConfigurationTest {
         assertFalse(first.replayed());
         assertTrue(replay.replayed());
         assertEquals("card_declined", replay.code());
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.payments(key, "t1"));
     }
 
     @Test
@@ -87,6 +87,6 @@ class CallersJdbiConfigurationTest {
 
         assertFalse(first.replayed());
         assertTrue(replay.replayed());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
     }
 }

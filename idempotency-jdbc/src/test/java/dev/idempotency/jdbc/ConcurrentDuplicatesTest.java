@@ -87,7 +87,7 @@ class ConcurrentDuplicatesTest {
 
         for (String key : keys) {
             assertEquals(1, runs.get(key).get(), "callback runs for " + key);
-            assertEquals(1, db.payments("t1", key), "payments for " + key);
+            assertEquals(1, db.payments(key, "t1"), "payments for " + key);
             assertEquals(1, resultsSeen.get(key).size(), "distinct results for " + key);
         }
         assertEquals(THREADS * keys.size() - keys.size(), replays.get());
@@ -170,7 +170,7 @@ class ConcurrentDuplicatesTest {
         Outcome<String> second = duplicate.get(30, TimeUnit.SECONDS);
         assertFalse(second.replayed());
         assertTrue(second.result().startsWith("second-"));
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
     }
 
     /** Waits until some backend of this test database is blocked on a heavyweight lock (our row lock). */

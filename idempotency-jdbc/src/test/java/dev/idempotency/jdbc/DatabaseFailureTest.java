@@ -72,7 +72,7 @@ class DatabaseFailureTest {
         assertEquals(1, failures.size(), "exactly one transaction is chosen as the deadlock victim");
         assertEquals("40P01", failures.get(0).sqlState());
         assertTrue(failures.get(0).getMessage().contains("503"), failures.get(0).getMessage());
-        assertEquals(0, db.keyRows("t1", losers.get(0)), "the victim's key was rolled back with it");
+        assertEquals(0, db.keyRows(losers.get(0), "t1"), "the victim's key was rolled back with it");
 
         Outcome<String> retry = executor.run(losers.get(0), "t1", tx -> transfer(tx, 1, 2, null));
         assertFalse(retry.replayed());
@@ -125,7 +125,7 @@ class DatabaseFailureTest {
         });
         assertFalse(retry.replayed());
         assertEquals(2, runs.get());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
     }
 
     private static String transfer(PostgresTransaction tx, int from, int to, CyclicBarrier barrier) throws Exception {

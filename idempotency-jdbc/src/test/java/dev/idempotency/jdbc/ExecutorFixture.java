@@ -76,7 +76,7 @@ final class ExecutorFixture implements BeforeAllCallback, AfterAllCallback, Befo
                 .executeAndReturnGeneratedKeys("id").mapTo(Long.class).one();
     }
 
-    long payments(String tenant, String key) {
+    long payments(String key, String tenant) {
         return count("SELECT count(*) FROM payments WHERE tenant_id = :t AND request_key = :k", tenant, key);
     }
 
@@ -84,11 +84,11 @@ final class ExecutorFixture implements BeforeAllCallback, AfterAllCallback, Befo
         return count("SELECT count(*) FROM outbox_events WHERE tenant_id = :t AND partition_key = :k", tenant, partitionKey);
     }
 
-    long keyRows(String tenant, String key) {
+    long keyRows(String key, String tenant) {
         return count("SELECT count(*) FROM idempotency_keys WHERE tenant_id = :t AND idempotency_key = :k", tenant, key);
     }
 
-    Map<String, Object> keyRow(String tenant, String key) {
+    Map<String, Object> keyRow(String key, String tenant) {
         return jdbi.withHandle(h -> h.createQuery("SELECT * FROM idempotency_keys WHERE tenant_id = :t AND idempotency_key = :k")
                 .bind("t", tenant).bind("k", key).mapToMap().one());
     }

@@ -49,7 +49,7 @@ class ExecutorRoundTripsTest {
         }));
 
         assertFalse(outcome.replayed());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
         assertEquals(1, db.outboxEvents("t1", key));
         // The claim (with the savepoint and the key read), the callback's insert, the completion with the event, the commit.
         assertEquals(4, roundTrips.get());
@@ -65,7 +65,7 @@ class ExecutorRoundTripsTest {
         Outcome<Long> replay = countingRoundTrips(roundTrips, () -> executor.run(key, "t1", tx -> insertPayment(tx, 4)));
 
         assertTrue(replay.replayed());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
         // The claim, which also reads the row it found, and the commit.
         assertEquals(2, roundTrips.get());
     }

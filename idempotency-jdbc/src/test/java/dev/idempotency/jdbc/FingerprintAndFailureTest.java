@@ -46,7 +46,7 @@ class FingerprintAndFailureTest {
                 }));
 
         assertEquals(1, runs.get());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
         assertFalse(e.getMessage().contains("secret-receipt"), e.getMessage());
         assertTrue(e.getMessage().contains("422"), e.getMessage());
     }
@@ -94,9 +94,9 @@ class FingerprintAndFailureTest {
         assertEquals("card_declined", replay.code());
         assertEquals("The card was declined", replay.getMessage());
         assertEquals(Map.of("decline_code", "insufficient_funds"), replay.details());
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.payments(key, "t1"));
         assertEquals(0, db.outboxEvents("t1", key));
-        assertEquals("failed", db.keyRow("t1", key).get("status"));
+        assertEquals("failed", db.keyRow(key, "t1").get("status"));
     }
 
     @Test
@@ -111,8 +111,8 @@ class FingerprintAndFailureTest {
             throw new IllegalStateException("connection to the card network reset");
         }));
         assertEquals("connection to the card network reset", e.getMessage());
-        assertEquals(0, db.keyRows("t1", key));
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
+        assertEquals(0, db.payments(key, "t1"));
         assertEquals(0, db.outboxEvents("t1", key));
 
         Outcome<String> retry = executor.run(key, "t1", tx -> {
@@ -122,7 +122,7 @@ class FingerprintAndFailureTest {
 
         assertEquals(2, runs.get());
         assertFalse(retry.replayed());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
     }
 
     @Test
@@ -134,6 +134,6 @@ class FingerprintAndFailureTest {
         }));
 
         assertEquals("upstream refused", e.getMessage());
-        assertEquals(0, db.keyRows("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
     }
 }

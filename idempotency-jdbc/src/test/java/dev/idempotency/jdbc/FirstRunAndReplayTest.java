@@ -52,12 +52,12 @@ class FirstRunAndReplayTest {
         });
 
         assertEquals(1, runs.get());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
         assertFalse(first.replayed());
         assertTrue(second.replayed());
         assertEquals(first.result(), second.result());
         assertInstanceOf(Receipt.class, second.result());
-        assertEquals("completed", db.keyRow("t1", key).get("status"));
+        assertEquals("completed", db.keyRow(key, "t1").get("status"));
     }
 
     @Test
@@ -72,8 +72,8 @@ class FirstRunAndReplayTest {
         assertFalse(b.replayed());
         assertTrue(a.result().startsWith("a:") && b.result().startsWith("b:"));
         assertEquals(a.result(), aAgain.result());
-        assertEquals(1, db.payments("tenant-a", key));
-        assertEquals(1, db.payments("tenant-b", key));
+        assertEquals(1, db.payments(key, "tenant-a"));
+        assertEquals(1, db.payments(key, "tenant-b"));
     }
 
     @Test
@@ -176,8 +176,8 @@ class FirstRunAndReplayTest {
                 }));
 
         assertTrue(e.getMessage().contains("allowResultTypes"), e.getMessage());
-        assertEquals(0, db.keyRows("t1", key));
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
+        assertEquals(0, db.payments(key, "t1"));
     }
 
     @Test

@@ -160,7 +160,7 @@ class InvalidInputTest {
 
         assertTrue(e.getMessage().contains("committed, rolled back or closed"), e.getMessage());
         assertEquals(CallbackRunner.ENDED_BY_CALLBACK, retry.code());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
     }
 
     @Test
@@ -200,8 +200,8 @@ class InvalidInputTest {
     }
 
     private static void assertNothingStored(String key) {
-        assertEquals(0, db.keyRows("t1", key));
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
+        assertEquals(0, db.payments(key, "t1"));
         assertEquals(0, db.outboxEvents("t1", key));
     }
 

@@ -72,7 +72,7 @@ class IsolationLevelTest {
         assertFalse(first.replayed());
         assertTrue(repeat.replayed());
         assertEquals(first.result(), repeat.result());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
     }
 
     @ParameterizedTest
@@ -114,7 +114,7 @@ class IsolationLevelTest {
         }
 
         assertEquals(1, runs.get());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
         assertEquals(DUPLICATES, results.size());
         assertEquals(1, results.stream().distinct().count(), String.valueOf(results));
         assertTrue(transientFailures >= 1, "the duplicates that waited on the first caller's row cannot see its commit");

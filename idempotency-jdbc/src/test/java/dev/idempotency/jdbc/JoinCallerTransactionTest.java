@@ -88,15 +88,15 @@ class JoinCallerTransactionTest {
                 tx.outbox().publish("payments", key, Map.of("amount", 10));
                 return insertPayment(tx, 10);
             });
-            assertEquals(0, db.keyRows("t1", key), "nothing is committed before the caller commits");
+            assertEquals(0, db.keyRows(key, "t1"), "nothing is committed before the caller commits");
             assertEquals(0, signals.get());
             assertFalse(isClosed(connection), "the callback's handle left the caller's connection open");
             return run;
         });
 
         assertFalse(outcome.replayed());
-        assertEquals("completed", db.keyRow("t1", key).get("status"));
-        assertEquals(1, db.payments("t1", key));
+        assertEquals("completed", db.keyRow(key, "t1").get("status"));
+        assertEquals(1, db.payments(key, "t1"));
         assertEquals(1, db.outboxEvents("t1", key));
         assertEquals(1, signals.get());
         assertEquals(outcome.result(), executor.run(key, "t1", Long.class, tx -> -1L).result());
@@ -113,8 +113,8 @@ class JoinCallerTransactionTest {
             return insertPayment(tx, 10);
         }));
 
-        assertEquals(0, db.keyRows("t1", key));
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
+        assertEquals(0, db.payments(key, "t1"));
         assertEquals(0, db.outboxEvents("t1", key));
         assertEquals(0, signals.get());
         assertFalse(caller.inTransaction(true, connection -> executor.run(key, "t1", tx -> "again")).replayed());
@@ -132,9 +132,9 @@ class JoinCallerTransactionTest {
             return executor.run(second, "t1", tx -> executor.run(first, "t1", inner -> -1L).result());
         });
 
-        assertEquals("completed", db.keyRow("t1", first).get("status"));
-        assertEquals("completed", db.keyRow("t1", second).get("status"));
-        assertEquals(1, db.payments("t1", first));
+        assertEquals("completed", db.keyRow(first, "t1").get("status"));
+        assertEquals("completed", db.keyRow(second, "t1").get("status"));
+        assertEquals(1, db.payments(first, "t1"));
     }
 
     @Test
@@ -152,7 +152,7 @@ class JoinCallerTransactionTest {
             caller.connection.remove();
         }
         assertFalse(ran.get());
-        assertEquals(0, db.keyRows("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
     }
 
     @Test
@@ -172,7 +172,7 @@ class JoinCallerTransactionTest {
 
         assertTrue(refused.getMessage().contains("aborted by an earlier error"), refused.getMessage());
         assertFalse(ran.get());
-        assertEquals(0, db.keyRows("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
     }
 
     @Test

@@ -69,7 +69,7 @@ class LeaseModeTest {
                 lease -> {
             externalCalls.incrementAndGet();
             keysSentDownstream.add(lease.key());
-            assertEquals("processing", db.keyRow("t1", key).get("status")); // committed before the external step
+            assertEquals("processing", db.keyRow(key, "t1").get("status")); // committed before the external step
             return "ch_" + lease.fencingToken();
         }, (tx, chargeId) -> {
             insertPayment(tx, 700);
@@ -88,9 +88,9 @@ class LeaseModeTest {
         assertEquals(first.result(), replay.result());
         assertEquals(1, externalCalls.get());
         assertEquals(List.of(key), keysSentDownstream);
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
         assertEquals(1, db.outboxEvents("t1", key));
-        assertEquals("completed", db.keyRow("t1", key).get("status"));
+        assertEquals("completed", db.keyRow(key, "t1").get("status"));
     }
 
     @Test
@@ -136,7 +136,7 @@ class LeaseModeTest {
                 }));
 
         assertTrue(e.getMessage().contains("reconcile"), e.getMessage());
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.payments(key, "t1"));
         BusinessFailure replay = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
                 LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(Charge.class).build(),
                 lease -> "never", (tx, chargeId) -> new Charge(chargeId, 0)));
@@ -154,7 +154,7 @@ class LeaseModeTest {
                     return "ch_late";
                 }, (tx, chargeId) -> new Charge(chargeId, 1)));
 
-        assertEquals("processing", db.keyRow("t1", key).get("status"));
+        assertEquals("processing", db.keyRow(key, "t1").get("status"));
     }
 
     @Test
@@ -200,7 +200,7 @@ class LeaseModeTest {
                 lease -> {
                     throw new java.io.IOException("connection refused by the card network");
                 }, (tx, n) -> new Charge("never", 0)));
-        assertEquals(0, db.keyRows("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
 
         Outcome<Charge> retry = executor.runWithLease(
                 LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(30)).resultType(Charge.class).build(),

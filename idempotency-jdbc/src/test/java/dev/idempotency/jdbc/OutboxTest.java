@@ -156,8 +156,8 @@ class OutboxTest {
         assertTrue(partitionKey.getMessage().startsWith("partitionKey "), partitionKey.getMessage());
         assertTrue(size.getMessage().contains("maxOutboxPayloadBytes"), size.getMessage());
         assertTrue(header.getMessage().startsWith("header x-trace "), header.getMessage());
-        assertEquals(0, db.keyRows("t1", key));
-        assertEquals(0, db.payments("t1", key));
+        assertEquals(0, db.keyRows(key, "t1"));
+        assertEquals(0, db.payments(key, "t1"));
         assertEquals(0, db.outboxEvents("t1", key));
     }
 }

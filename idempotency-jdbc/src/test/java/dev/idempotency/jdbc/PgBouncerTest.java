@@ -64,7 +64,7 @@ class PgBouncerTest {
                 assertTrue(e.getMessage().contains("PgBouncer >= 1.21 with max_prepared_statements"), e.getMessage());
             }
             assertEquals(0, ran.get(), "the callback never ran");
-            assertEquals(0, fixture.keyRows("t", "refused"));
+            assertEquals(0, fixture.keyRows("refused", "t"));
         }
     }
 
@@ -76,7 +76,7 @@ class PgBouncerTest {
                     executor::checkConnectionPooler);
             assertTrue(e.getMessage().contains("prepareThreshold=0"), e.getMessage());
             assertThrows(PoolerBreaksPreparedStatementsException.class, () -> executor.run("startup", "t", tx -> 1));
-            assertEquals(0, fixture.keyRows("t", "startup"));
+            assertEquals(0, fixture.keyRows("startup", "t"));
         }
         try (HikariDataSource pool = bouncer.pool(4, "prepareThreshold=0")) {
             PostgresIdempotentExecutor.builder(pool).config(config()).build().checkConnectionPooler();
@@ -196,11 +196,11 @@ class PgBouncerTest {
             threads.shutdownNow();
         }
         for (String key : load.returned) {
-            boolean completed = fixture.keyRows("t", key) == 1
-                    && "completed".equals(fixture.keyRow("t", key).get("status"));
-            if (!completed || fixture.payments("t", key) != 1 || fixture.outboxEvents("t", key) != 1) {
-                load.uncommittedOutcomes.add(key + " (key " + (fixture.keyRows("t", key) == 1
-                        ? fixture.keyRow("t", key).get("status") : "absent") + ", payments " + fixture.payments("t", key)
+            boolean completed = fixture.keyRows(key, "t") == 1
+                    && "completed".equals(fixture.keyRow(key, "t").get("status"));
+            if (!completed || fixture.payments(key, "t") != 1 || fixture.outboxEvents("t", key) != 1) {
+                load.uncommittedOutcomes.add(key + " (key " + (fixture.keyRows(key, "t") == 1
+                        ? fixture.keyRow(key, "t").get("status") : "absent") + ", payments " + fixture.payments(key, "t")
                         + ", events " + fixture.outboxEvents("t", key) + ")");
             }
         }

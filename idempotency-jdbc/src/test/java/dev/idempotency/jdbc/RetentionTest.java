@@ -57,7 +57,7 @@ class RetentionTest {
 
         assertFalse(again.replayed());
         assertTrue(again.result().startsWith("second-"));
-        assertEquals(2, db.payments("t1", key));
+        assertEquals(2, db.payments(key, "t1"));
         assertTrue(executor.run(key, "t1", tx -> "never").replayed());
     }
 
@@ -86,7 +86,7 @@ class RetentionTest {
         }));
 
         assertEquals("card_declined", thrown.code());
-        assertEquals(1, db.payments("t1", key));
+        assertEquals(1, db.payments(key, "t1"));
         BusinessFailure replayed = assertThrows(BusinessFailure.class, () -> executor.run(key, "t1", tx -> "never"));
         assertEquals("card_declined", replayed.code());
     }

@@ -39,7 +39,7 @@ class SweeperTest {
         assertEquals("lease_expired", replay.code());
         assertTrue(replay.getMessage().contains("unknown"), replay.getMessage());
         assertTrue(replay.details().containsKey("lease_expired_at"));
-        assertEquals("processing", db.keyRow("t1", live).get("status"));
+        assertEquals("processing", db.keyRow(live, "t1").get("status"));
     }
 
     @Test

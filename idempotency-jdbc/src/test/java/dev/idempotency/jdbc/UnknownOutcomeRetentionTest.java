@@ -57,7 +57,7 @@ class UnknownOutcomeRetentionTest {
                     assertTrue(early.getMessage().contains("unknown"), early.getMessage());
 
                     assertTrue(sweeper.sweepOnce().leasesFailed() >= 1);
-                    assertEquals("failed", db.keyRow("t1", key).get("status"), "failed, and not purged by the same sweep");
+                    assertEquals("failed", db.keyRow(key, "t1").get("status"), "failed, and not purged by the same sweep");
                     BusinessFailure unknown = assertThrows(BusinessFailure.class, () -> retry(key, externalCalls));
                     assertEquals("lease_expired", unknown.code());
                     return "ch_late";
@@ -65,7 +65,7 @@ class UnknownOutcomeRetentionTest {
 
         assertTrue(lost.getMessage().contains("UnknownOutcomes"), lost.getMessage());
         sweeper.sweepOnce();
-        assertEquals(1, db.keyRows("t1", key));
+        assertEquals(1, db.keyRows(key, "t1"));
         assertTrue(operator.list(1000).stream().anyMatch(o -> o.key().equals(key)));
         assertEquals("lease_expired", assertThrows(BusinessFailure.class, () -> retry(key, externalCalls)).code());
         assertEquals(1, externalCalls.get());
@@ -101,7 +101,7 @@ class UnknownOutcomeRetentionTest {
 
         assertEquals("lease_expired", replay.code());
         assertEquals(0, runs.get());
-        assertEquals(1, db.keyRows("t1", key));
+        assertEquals(1, db.keyRows(key, "t1"));
     }
 
     @Test
@@ -111,7 +111,7 @@ class UnknownOutcomeRetentionTest {
 
         sweeper.sweepOnce();
 
-        assertEquals("failed", db.keyRow("t1", key).get("status"));
+        assertEquals("failed", db.keyRow(key, "t1").get("status"));
         assertTrue(operator.list(1000).stream().anyMatch(o -> o.key().equals(key)));
     }
 
@@ -126,7 +126,7 @@ class UnknownOutcomeRetentionTest {
         sweeper.sweepOnce();
 
         assertEquals(0, runs.get());
-        assertEquals("processing", db.keyRow("t1", key).get("status"));
+        assertEquals("processing", db.keyRow(key, "t1").get("status"));
     }
 
     @Test
@@ -153,8 +153,8 @@ class UnknownOutcomeRetentionTest {
         assertFalse(executor.run(reclaimed, "t1", tx -> "again").replayed());
         sweeper.sweepOnce();
 
-        assertEquals(0, db.keyRows("t1", purged));
-        assertEquals("completed", db.keyRow("t1", reclaimed).get("status"));
+        assertEquals(0, db.keyRows(purged, "t1"));
+        assertEquals("completed", db.keyRow(reclaimed, "t1").get("status"));
     }
 
     private static Outcome<String> retry(String key, AtomicInteger externalCalls) {

@@ -83,9 +83,9 @@ class SpringTransactionJoinTest {
 
         assertEquals("paid", outcome.result());
         assertFalse(outcome.replayed());
-        assertEquals(1, payments("t1", key));
+        assertEquals(1, payments(key, "t1"));
         assertEquals("completed", keyStatus("t1", key));
-        assertEquals(1, events("t1", key));
+        assertEquals(1, events(key, "t1"));
         assertEquals(1, signals.get(), "the after-outbox-commit listener runs once, after the caller's commit");
     }
 
@@ -106,9 +106,9 @@ class SpringTransactionJoinTest {
             status.setRollbackOnly(); // e.g. a later step of the caller's service failed
         });
 
-        assertEquals(0, keyRows("t1", key));
-        assertEquals(0, payments("t1", key));
-        assertEquals(0, events("t1", key));
+        assertEquals(0, keyRows(key, "t1"));
+        assertEquals(0, payments(key, "t1"));
+        assertEquals(0, events(key, "t1"));
         assertEquals(0, signals.get());
 
         Outcome<String> retry = transactions.execute(status -> executor.run(key, "t1", tx -> {
@@ -119,7 +119,7 @@ class SpringTransactionJoinTest {
         assertFalse(retry.replayed());
         assertEquals("paid again", retry.result());
         assertEquals(2, runs.get());
-        assertEquals(1, payments("t1", key));
+        assertEquals(1, payments(key, "t1"));
     }
 
     @Test
@@ -167,7 +167,7 @@ class SpringTransactionJoinTest {
         assertTrue(refused.getMessage().contains("joinCallerTransactions"), refused.getMessage());
         assertTrue(refused.getMessage().contains("call it outside the transaction"), refused.getMessage());
         assertFalse(ran.get());
-        assertEquals(0, keyRows("t1", key));
+        assertEquals(0, keyRows(key, "t1"));
 
         // Outside any transaction it runs in its own, as before.
         assertFalse(executor.run(key, "t1", tx -> ran.getAndSet(true)).replayed());
@@ -187,7 +187,7 @@ class SpringTransactionJoinTest {
         });
 
         assertEquals("completed", keyStatus("t1", key));
-        assertEquals(1, events("t1", key));
+        assertEquals(1, events(key, "t1"));
         assertEquals(1, signals.get());
     }
 
@@ -244,8 +244,8 @@ class SpringTransactionJoinTest {
         } finally {
             pool.shutdownNow();
         }
-        assertEquals(1, payments("t1", key));
-        assertEquals(1, events("t1", key));
+        assertEquals(1, payments(key, "t1"));
+        assertEquals(1, events(key, "t1"));
     }
 
     @Test
@@ -276,7 +276,7 @@ class SpringTransactionJoinTest {
             release.countDown();
             first.shutdownNow();
         }
-        assertEquals(1, payments("t1", other));
+        assertEquals(1, payments(other, "t1"));
         assertEquals("completed", keyStatus("t1", key));
     }
 
@@ -311,10 +311,10 @@ class SpringTransactionJoinTest {
             assertEquals("the callback failed", thrown.getMessage());
         });
 
-        assertEquals(1, payments("t1", callersOwn), "the caller's own write before run() committed");
-        assertEquals(0, keyRows("t1", key));
-        assertEquals(0, payments("t1", key));
-        assertEquals(0, events("t1", key));
+        assertEquals(1, payments(callersOwn, "t1"), "the caller's own write before run() committed");
+        assertEquals(0, keyRows(key, "t1"));
+        assertEquals(0, payments(key, "t1"));
+        assertEquals(0, events(key, "t1"));
     }
 
     @Test
@@ -334,8 +334,8 @@ class SpringTransactionJoinTest {
         });
 
         assertEquals("failed", keyStatus("t1", key));
-        assertEquals(0, payments("t1", key), "the callback's writes roll back to the savepoint before it");
-        assertEquals(0, events("t1", key));
+        assertEquals(0, payments(key, "t1"), "the callback's writes roll back to the savepoint before it");
+        assertEquals(0, events(key, "t1"));
         BusinessFailure replayed = assertThrows(BusinessFailure.class, () -> transactions.executeWithoutResult(
                 status -> executor.run(key, "t1", tx -> runs.incrementAndGet())));
         assertTrue(replayed.replayed());
@@ -355,7 +355,7 @@ class SpringTransactionJoinTest {
             status.setRollbackOnly();
         });
 
-        assertEquals(0, keyRows("t1", key));
+        assertEquals(0, keyRows(key, "t1"));
     }
 
     @Test
@@ -370,7 +370,7 @@ class SpringTransactionJoinTest {
 
         assertTrue(refused.getMessage().contains("Call it outside the transaction"), refused.getMessage());
         assertFalse(ran.get());
-        assertEquals(0, keyRows("t1", key));
+        assertEquals(0, keyRows(key, "t1"));
     }
 
     private static PostgresIdempotentExecutor joining(Consumer<IdempotencyConfig.Builder> settings, Runnable afterOutboxCommit) {
@@ -395,16 +395,16 @@ class SpringTransactionJoinTest {
         jdbc.update("INSERT INTO payments (tenant_id, request_key, amount) VALUES ('t1', ?, ?)", key, amount);
     }
 
-    private static long payments(String tenant, String key) {
+    private static long payments(String key, String tenant) {
         return jdbc.queryForObject("SELECT count(*) FROM payments WHERE tenant_id = ? AND request_key = ?", Long.class, tenant, key);
     }
 
-    private static long events(String tenant, String key) {
+    private static long events(String key, String tenant) {
         return jdbc.queryForObject("SELECT count(*) FROM outbox_events WHERE tenant_id = ? AND partition_key = ?", Long.class,
                 tenant, key);
     }
 
-    private static long keyRows(String tenant, String key) {
+    private static long keyRows(String key, String tenant) {
         return jdbc.queryForObject("SELECT count(*) FROM idempotency_keys WHERE tenant_id = ? AND idempotency_key = ?",
                 Long.class, tenant, key);
     }
