@@ -28,8 +28,8 @@ import picocli.CommandLine.Option;
 public final class BenchmarkMain implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BenchmarkMain.class);
 
-    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper,relaycost",
-            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper, relaycost (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper,relaycost,http",
+            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper, relaycost, http (default: ${DEFAULT-VALUE}).")
     List<String> sections;
 
     @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds per cell (default: ${DEFAULT-VALUE}).")

@@ -13,7 +13,8 @@ final class Sections {
             new RelayLatency(),
             new PeerOutbox(),
             new SweeperThroughput(),
-            new RelayCost());
+            new RelayCost(),
+            new HttpCost());
 
     private Sections() {
     }

@@ -1,0 +1,52 @@
+package dev.idempotency.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotency.testing.TestDatabase;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs the HTTP section (10) for a second per cell against the test PostgreSQL to prove it serves
+ * the plain and the keyed POST, replays stored keys, and prints its three rows without errors.
+ * No timing is asserted.
+ */
+class HttpSectionProgramTest {
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void httpSectionPrintsPlainKeyedAndReplayedPostWithoutErrors() {
+        List<String> args = new ArrayList<>(List.of("--sections=http", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=2"));
+        TestDatabase database = TestDatabase.get();
+        args.add("--jdbc-url=" + database.url());
+        if (database.user() != null) {
+            args.add("--db-user=" + database.user());
+        }
+        if (database.password() != null) {
+            args.add("--db-password=" + database.password());
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int exitCode = BenchmarkMain.run(args.toArray(String[]::new), new PrintStream(bytes, true, StandardCharsets.UTF_8), System.err);
+        String output = bytes.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, exitCode, output);
+        assertFalse(output.contains("FAILED"), output);
+        assertFalse(output.contains("ERRORS"), output);
+        List<String> rows = output.lines().filter(line -> line.startsWith("10 http cost")).toList();
+        assertEquals(3, rows.size(), output);
+        assertTrue(rows.get(0).contains(HttpCost.PLAIN_CELL), rows.get(0));
+        assertTrue(rows.get(1).matches(".*" + Pattern.quote(HttpCost.KEYED_CELL) + " +2 .*req/s \\d+\\.\\d\\d of plain POST; adds p50 [-+]\\d+\\.\\d{3} ms.*"),
+                rows.get(1));
+        assertTrue(rows.get(2).matches(".*" + Pattern.quote(HttpCost.REPLAY_CELL) + " +2 .*req/s \\d+\\.\\d\\d of plain POST; adds p50 [-+]\\d+\\.\\d{3} ms.*"),
+                rows.get(2));
+    }
+}
