@@ -5,14 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.idempotency.testing.TestDatabase;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -25,32 +23,10 @@ import org.junit.jupiter.api.Timeout;
  */
 class BenchmarkProgramTest {
 
-    private record Run(int exitCode, String output) {
-        List<String> rowsOf(String sectionTitle, String prefix) {
-            return output.lines().filter(line -> line.startsWith(prefix + sectionTitle)).toList();
-        }
-    }
-
-    private static Run run(String... options) {
-        List<String> args = new ArrayList<>(List.of(options));
-        TestDatabase database = TestDatabase.get();
-        args.add("--jdbc-url=" + database.url());
-        if (database.user() != null) {
-            args.add("--db-user=" + database.user());
-        }
-        if (database.password() != null) {
-            args.add("--db-password=" + database.password());
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        int exitCode = BenchmarkMain.run(args.toArray(String[]::new), new PrintStream(bytes, true, StandardCharsets.UTF_8),
-                System.err);
-        return new Run(exitCode, bytes.toString(StandardCharsets.UTF_8));
-    }
-
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void postgresSectionsPrintEveryRowWithoutErrors() {
-        Run run = run("--sections=storm,pgbench,overhead", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=1", "--storm-callers=4");
+        ProgramRun run = ProgramRun.of("--sections=storm,pgbench,overhead", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=1", "--storm-callers=4");
 
         assertEquals(0, run.exitCode(), run.output());
         assertTrue(run.output().contains("command: java -jar benchmarks/target/benchmarks.jar --sections=storm,pgbench,overhead"),
@@ -58,20 +34,20 @@ class BenchmarkProgramTest {
         assertFalse(run.output().contains("FAILED"), run.output());
         assertFalse(run.output().contains("ERRORS"), run.output());
 
-        List<String> pgbench = run.rowsOf("1 executor vs pgbench", "");
+        List<String> pgbench = run.rows("1 executor vs pgbench");
         assertEquals(4, pgbench.size(), run.output());
         assertTrue(pgbench.get(0).contains("executor.run"), run.output());
         for (String row : pgbench.subList(1, 4)) {
             assertTrue(row.matches(".*ours/this: ops \\d+\\.\\d\\d, p50 \\d+\\.\\d\\d.*"), row);
         }
-        List<String> overhead = run.rowsOf("2 executor vs bare tx", "");
+        List<String> overhead = run.rows("2 executor vs bare tx");
         assertEquals(3, overhead.size(), run.output());
         assertTrue(overhead.get(1).matches(".*executor adds p50 [+-]\\d+\\.\\d{3} ms.*(met|NOT MET): added p50 < 0.5 ms.*"),
                 overhead.get(1));
         assertTrue(overhead.get(2).matches(".*pgbench executor.sql adds p50 [+-]\\d+\\.\\d{3} ms.*"), overhead.get(2));
         // Sections print in the table's order, whatever order they were asked in.
         assertTrue(run.output().indexOf("1 executor vs pgbench") < run.output().indexOf("4 duplicate storm"), run.output());
-        List<String> storm = run.rowsOf("4 duplicate storm", "");
+        List<String> storm = run.rows("4 duplicate storm");
         assertEquals(1, storm.size(), run.output());
         assertTrue(storm.get(0).matches(".* [1-9]\\d* rounds, 0 errors.*"), storm.get(0));
     }
@@ -81,11 +57,11 @@ class BenchmarkProgramTest {
     void redisSectionComparesTheExecutorWithARedisCheckInMarkdown() {
         assumeTrue(redisAnswers(), "no Redis on 127.0.0.1:6379; start redis-server to run this test");
 
-        Run run = run("--sections=redis", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=2", "--markdown");
+        ProgramRun run = ProgramRun.of("--sections=redis", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=2", "--markdown");
 
         assertEquals(0, run.exitCode(), run.output());
         assertTrue(run.output().contains("|section|measured|callers|ops/s|p50 ms|p99 ms|client CPU us/op|compared|target|"), run.output());
-        List<String> rows = run.rowsOf("3 executor vs Redis check", "|");
+        List<String> rows = run.rows("|3 executor vs Redis check");
         assertEquals(2, rows.size(), run.output());
         assertTrue(rows.get(1).matches(".*ours/this: ops \\d+\\.\\d\\d.*(met|NOT MET): ops ratio >= 1.00.*"), rows.get(1));
         assertTrue(run.output().contains("- Section 3: Redis "), run.output());

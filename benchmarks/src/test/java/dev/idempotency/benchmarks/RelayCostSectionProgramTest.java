@@ -4,11 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idempotency.testing.TestDatabase;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -26,19 +21,10 @@ class RelayCostSectionProgramTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void relayCostSectionPrintsWritersRatioWalPerEventAndDeadTuples() {
-        List<String> args = new ArrayList<>(List.of("--sections=relaycost", "--seconds=1", "--warmup=0", "--jit-warmup=0",
-                "--relay-cost-events=2000", "--relay-keys=100"));
-        TestDatabase database = TestDatabase.get();
-        args.add("--jdbc-url=" + database.url());
-        if (database.user() != null) {
-            args.add("--db-user=" + database.user());
-        }
-        if (database.password() != null) {
-            args.add("--db-password=" + database.password());
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        int exitCode = BenchmarkMain.run(args.toArray(String[]::new), new PrintStream(bytes, true, StandardCharsets.UTF_8), System.err);
-        String output = bytes.toString(StandardCharsets.UTF_8);
+        ProgramRun run = ProgramRun.of("--sections=relaycost", "--seconds=1", "--warmup=0", "--jit-warmup=0",
+                "--relay-cost-events=2000", "--relay-keys=100");
+        int exitCode = run.exitCode();
+        String output = run.output();
 
         assertEquals(0, exitCode, output);
         assertFalse(output.contains("FAILED"), output);

@@ -5,14 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.idempotency.testing.TestDatabase;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -25,19 +23,9 @@ import org.junit.jupiter.api.Timeout;
 class RelaySectionsProgramTest {
 
     private static String run(int[] exitCode, String... options) {
-        List<String> args = new ArrayList<>(List.of(options));
-        TestDatabase database = TestDatabase.get();
-        args.add("--jdbc-url=" + database.url());
-        if (database.user() != null) {
-            args.add("--db-user=" + database.user());
-        }
-        if (database.password() != null) {
-            args.add("--db-password=" + database.password());
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        exitCode[0] = BenchmarkMain.run(args.toArray(String[]::new), new PrintStream(bytes, true, StandardCharsets.UTF_8),
-                System.err);
-        return bytes.toString(StandardCharsets.UTF_8);
+        ProgramRun run = ProgramRun.of(options);
+        exitCode[0] = run.exitCode();
+        return run.output();
     }
 
     private static List<String> rows(String output, String section) {

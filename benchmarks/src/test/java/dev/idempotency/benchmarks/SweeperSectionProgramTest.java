@@ -4,11 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idempotency.testing.TestDatabase;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -23,18 +18,9 @@ class SweeperSectionProgramTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void sweeperSectionPurgesEventsAndKeysAtTwoSettingsAndPrintsWhatTheySustain() {
-        List<String> args = new ArrayList<>(List.of("--sections=sweeper", "--sweeper-rows=2000"));
-        TestDatabase database = TestDatabase.get();
-        args.add("--jdbc-url=" + database.url());
-        if (database.user() != null) {
-            args.add("--db-user=" + database.user());
-        }
-        if (database.password() != null) {
-            args.add("--db-password=" + database.password());
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        int exitCode = BenchmarkMain.run(args.toArray(String[]::new), new PrintStream(bytes, true, StandardCharsets.UTF_8), System.err);
-        String output = bytes.toString(StandardCharsets.UTF_8);
+        ProgramRun run = ProgramRun.of("--sections=sweeper", "--sweeper-rows=2000");
+        int exitCode = run.exitCode();
+        String output = run.output();
 
         assertEquals(0, exitCode, output);
         assertFalse(output.contains("FAILED"), output);
