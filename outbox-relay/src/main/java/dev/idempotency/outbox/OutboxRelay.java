@@ -128,8 +128,8 @@ public final class OutboxRelay implements AutoCloseable {
         this.leases = new PartitionLeases(jdbi, config, sql);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
-        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config, sql), leases, this.publisher, config, listener,
-                outage);
+        this.dispatcher = new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
+                this.publisher, config, listener, outage);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
         this.worker = daemon(this::work, "outbox-relay-worker-" + id);
