@@ -22,8 +22,9 @@ import org.jdbi.v3.core.Jdbi;
  * writers of one ordering key draw ids under an advisory lock held to commit, so per key id order is
  * commit order, and a snapshot that shows a key's later event shows its earlier ones. So no page
  * skips an event nor reorders a key, within a batch and across batches; an event of a transaction
- * still in progress at hi is in a later batch. Partitions whose batch is under way with the same hi
- * are read together, as are all partitions that start a new batch (they then share its hi).
+ * still in progress at hi is in a later batch. Partitions whose batch is under way at the same hi and
+ * cursor are read together (such groups in turn), as are all partitions that start a new batch (they
+ * then share its hi). A page is cut where a key reaches maxEventsPerKey, for that key's partition only.
  *
  * <p>Used by the worker thread only. Positions are cached per lease epoch; a new lease reads the
  * stored position, so a new owner goes on where the last fenced write of the old one left it.
@@ -36,12 +37,13 @@ final class OutboxPositions {
     /**
      * One page: the events of the partitions {@code positions} read under snapshot {@code hi}, in id
      * order. {@code full}: the batch goes on after {@code coveredTo} (every event of those partitions
-     * in the batch with an id up to it is in the page); otherwise the page ends the batch.
+     * in the batch with an id up to it is in the page); otherwise the page ends the batch. {@code cuts}:
+     * partitions whose events were cut off (a key reached maxEventsPerKey) at that id, and after it.
      * {@code continuation}: the partitions had a batch under way.
      */
     record Page(String hi, Map<Integer, Position> positions, List<ClaimedEvent> events, boolean full, long coveredTo,
-                boolean continuation) {
-        static final Page NONE = new Page(null, Map.of(), List.of(), false, 0, false);
+                Map<Integer, Long> cuts, boolean continuation) {
+        static final Page NONE = new Page(null, Map.of(), List.of(), false, 0, Map.of(), false);
     }
 
     private final Jdbi jdbi;
@@ -54,6 +56,7 @@ final class OutboxPositions {
     private final String diffPage;
     private final String settlePage;
     private final Map<Integer, Position> known = new HashMap<>();
+    private int turn;
 
     OutboxPositions(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
@@ -76,21 +79,24 @@ final class OutboxPositions {
             return Page.NONE;
         }
         refresh(leases);
+        // Partitions whose batch is under way at the same snapshot and cursor are read together.
         Map<String, Map<Integer, Position>> underWay = new TreeMap<>();
         for (Map.Entry<Integer, Long> lease : leases.entrySet()) {
             Position position = known.get(lease.getKey());
             if (position.batch() != null) {
-                underWay.computeIfAbsent(position.batch(), hi -> new TreeMap<>()).put(lease.getKey(), position);
+                underWay.computeIfAbsent(position.batch() + "/" + position.cursor(), g -> new TreeMap<>())
+                        .put(lease.getKey(), position);
             }
         }
         String[] los = new String[partitions];
         List<EventRow> rows;
         Map<Integer, Position> group;
-        String hi;
+        String batchHi;
         if (!underWay.isEmpty()) {
-            Map.Entry<String, Map<Integer, Position>> first = underWay.entrySet().iterator().next();
-            hi = first.getKey();
-            group = first.getValue();
+            // In turn, so that a partition held back by a long run of one key does not hold back the others.
+            group = List.copyOf(underWay.values()).get(Math.floorMod(turn++, underWay.size()));
+            batchHi = group.values().iterator().next().batch();
+            String hi = batchHi;
             Long[] cursors = new Long[partitions];
             group.forEach((p, position) -> {
                 los[p] = position.consumed();
@@ -125,35 +131,39 @@ final class OutboxPositions {
             if (rows.isEmpty()) {
                 return Page.NONE;
             }
-            hi = his.get(0);
+            batchHi = his.get(0);
         }
-        return page(hi, group, rows, leases, !underWay.isEmpty());
+        return page(batchHi, group, rows, leases, !underWay.isEmpty());
     }
 
-    /** Cuts the rows to a page: at most batchSize, and no key with more than maxEventsPerKey events. */
+    /**
+     * Cuts the rows to a page: at most batchSize, and no key with more than maxEventsPerKey events; at
+     * a key that would exceed it, the rest of that key's partition is left for a later page, while the
+     * other partitions go on.
+     */
     private Page page(String hi, Map<Integer, Position> group, List<EventRow> rows, Map<Integer, Long> leases,
                       boolean continuation) {
         boolean full = rows.size() > batchSize;
         int end = Math.min(rows.size(), batchSize);
         Map<ClaimedEvent.OrderingKey, Integer> perKey = new HashMap<>();
-        for (int i = 0; i < end; i++) {
-            EventRow row = rows.get(i);
-            int count = perKey.merge(new ClaimedEvent.OrderingKey(row.tenant(), row.topic(), row.partitionKey()), 1,
-                    Integer::sum);
-            if (count > maxEventsPerKey) {
-                end = i;
-                full = true;
-                break;
-            }
-        }
+        Map<Integer, Long> cuts = new HashMap<>();
         long claimedAt = System.nanoTime();
         List<ClaimedEvent> events = new ArrayList<>(end);
         for (int i = 0; i < end; i++) {
             EventRow row = rows.get(i);
+            if (cuts.containsKey(row.partition())) {
+                continue;
+            }
+            int count = perKey.merge(new ClaimedEvent.OrderingKey(row.tenant(), row.topic(), row.partitionKey()), 1,
+                    Integer::sum);
+            if (count > maxEventsPerKey) {
+                cuts.put(row.partition(), row.id());
+                continue;
+            }
             events.add(row.decode(leases.get(row.partition()), claimedAt));
         }
-        long coveredTo = full ? events.get(events.size() - 1).id() : Long.MAX_VALUE;
-        return new Page(hi, group, events, full, coveredTo, continuation);
+        long coveredTo = full ? rows.get(end - 1).id() : Long.MAX_VALUE;
+        return new Page(hi, group, events, full, coveredTo, cuts, continuation);
     }
 
     /**
@@ -182,18 +192,26 @@ final class OutboxPositions {
         List<Boolean> dones = new ArrayList<>();
         Map<Integer, Position> next = new LinkedHashMap<>();
         page.positions().forEach((p, position) -> {
-            Long unsettled = firstUnsettled.get(p);
+            // The cursor stops before the first event not settled or not read (cut), else at the page's end.
+            long cursor = Long.MAX_VALUE;
+            if (firstUnsettled.containsKey(p)) {
+                cursor = firstUnsettled.get(p) - 1;
+            }
+            if (page.cuts().containsKey(p)) {
+                cursor = Math.min(cursor, page.cuts().get(p) - 1);
+            }
+            if (page.full()) {
+                cursor = Math.min(cursor, page.coveredTo());
+            }
             Position moved;
-            if (unsettled != null) {
-                long cursor = unsettled - 1;
-                if (!anySettled.contains(p) && (position.cursor() == null || position.cursor() == cursor)) {
+            if (cursor == Long.MAX_VALUE) {
+                moved = new Position(position.epoch(), page.hi(), null, null);
+            } else {
+                boolean readButNoneSettled = firstUnsettled.containsKey(p) && !anySettled.contains(p);
+                if (readButNoneSettled && (position.cursor() == null || position.cursor() == cursor)) {
                     return; // nothing of this partition went out: its position stays
                 }
                 moved = new Position(position.epoch(), position.consumed(), page.hi(), cursor);
-            } else if (page.full()) {
-                moved = new Position(position.epoch(), position.consumed(), page.hi(), page.coveredTo());
-            } else {
-                moved = new Position(position.epoch(), page.hi(), null, null);
             }
             partitionNos.add(p);
             epochs.add(position.epoch());
