@@ -55,6 +55,7 @@ final class OutboxPositions {
     private final String diffStart;
     private final String diffPage;
     private final String settlePage;
+    private final String settlePageWithRetries;
     private final Map<Integer, Position> known = new HashMap<>();
     private int turn;
 
@@ -68,6 +69,7 @@ final class OutboxPositions {
         this.diffStart = sql.diffStart;
         this.diffPage = sql.diffPage;
         this.settlePage = sql.settlePage;
+        this.settlePageWithRetries = sql.settlePageWithRetries;
     }
 
     /**
@@ -154,8 +156,9 @@ final class OutboxPositions {
             if (cuts.containsKey(row.partition())) {
                 continue;
             }
-            int count = perKey.merge(new ClaimedEvent.OrderingKey(row.tenant(), row.topic(), row.partitionKey()), 1,
-                    Integer::sum);
+            // Held-back events are only copied to outbox_retries, never sent: they make no waves.
+            int count = row.heldBack() ? 0 : perKey.merge(
+                    new ClaimedEvent.OrderingKey(row.tenant(), row.topic(), row.partitionKey()), 1, Integer::sum);
             if (count > maxEventsPerKey) {
                 cuts.put(row.partition(), row.id());
                 continue;
@@ -223,21 +226,25 @@ final class OutboxPositions {
             return Map.of();
         }
         Moved moved = Moved.of(outcomes);
-        List<Integer> held = jdbi.withHandle(h -> h.createQuery(settlePage)
-                .bind("instance", instanceId)
-                .bind("partitions", partitions)
-                .bind("hi", page.hi())
-                .bindArray("partitionNos", Integer.class, partitionNos)
-                .bindArray("epochs", Long.class, epochs)
-                .bindArray("cursors", Long.class, cursors)
-                .bindArray("dones", Boolean.class, dones)
-                .bindArray("movedIds", Long.class, moved.ids)
-                .bindArray("movedStatuses", String.class, moved.statuses)
-                .bindArray("movedAttempts", Integer.class, moved.attempts)
-                .bindArray("movedDelays", Long.class, moved.delays)
-                .bindArray("movedErrors", String.class, moved.errors)
-                .mapTo(Integer.class)
-                .list());
+        List<Integer> held = jdbi.withHandle(h -> {
+            // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
+            var query = h.createQuery(moved.ids.isEmpty() ? settlePage : settlePageWithRetries)
+                    .bind("instance", instanceId)
+                    .bind("hi", page.hi())
+                    .bindArray("partitionNos", Integer.class, partitionNos)
+                    .bindArray("epochs", Long.class, epochs)
+                    .bindArray("cursors", Long.class, cursors)
+                    .bindArray("dones", Boolean.class, dones);
+            if (!moved.ids.isEmpty()) {
+                query.bind("partitions", partitions)
+                        .bindArray("movedIds", Long.class, moved.ids)
+                        .bindArray("movedStatuses", String.class, moved.statuses)
+                        .bindArray("movedAttempts", Integer.class, moved.attempts)
+                        .bindArray("movedDelays", Long.class, moved.delays)
+                        .bindArray("movedErrors", String.class, moved.errors);
+            }
+            return query.mapTo(Integer.class).list();
+        });
         Map<Integer, Long> claimed = new LinkedHashMap<>();
         for (int i = 0; i < partitionNos.size(); i++) {
             claimed.put(partitionNos.get(i), epochs.get(i));
