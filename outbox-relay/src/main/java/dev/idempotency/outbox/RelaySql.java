@@ -243,12 +243,18 @@ final class RelaySql {
             JOIN held ON held.partition_no = s.partition_no
             WHERE p.partition_no = s.partition_no""";
 
-    /** {@link #ADVANCE} alone. */
+    /**
+     * {@link #ADVANCE} alone, committed without waiting for its WAL to reach disk (synchronous_commit
+     * off for this statement's own transaction only). A crash may then lose the last positions, never
+     * an event: the relay publishes those pages again (duplicates, which consumers drop by message id).
+     * Whatever later depends on a position (the sweeper's TRUNCATE of a consumed generation) commits
+     * synchronously, and WAL is flushed in order, so it is never durable without the position it read.
+     */
     private static final String SETTLE_PAGE = HELD_PARTITIONS + """
             , advanced AS (
             """ + ADVANCE + """
             )
-            SELECT partition_no FROM held""";
+            SELECT held.partition_no FROM held, (SELECT set_config('synchronous_commit', 'off', true)) AS without_flush""";
 
     /**
      * {@link #ADVANCE}, and in the same statement copies the page's failed, dead and held-back events

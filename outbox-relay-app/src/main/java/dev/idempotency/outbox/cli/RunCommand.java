@@ -94,16 +94,16 @@ final class RunCommand implements Callable<Integer> {
     Duration sweepInterval;
 
     @Option(names = "--published-retention", defaultValue = "${env:OUTBOX_PUBLISHED_RETENTION:-24h}", converter = DurationConverter.class,
-            description = "How long published events are kept (env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
+            description = "How long published events are kept at least; the sweeper removes them a whole generation at a time (env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
     Duration publishedRetention;
 
     @Option(names = "--sweep-batch-size", defaultValue = "${env:OUTBOX_SWEEP_BATCH_SIZE}",
-            description = "Rows the sweeper deletes per statement, 1 to 100000 (env OUTBOX_SWEEP_BATCH_SIZE; default: "
+            description = "Expired keys the sweeper deletes per statement, 1 to 100000 (env OUTBOX_SWEEP_BATCH_SIZE; default: "
                     + Sweeper.DEFAULT_BATCH_SIZE + ").")
     Integer sweepBatchSize;
 
     @Option(names = "--sweep-batches", defaultValue = "${env:OUTBOX_SWEEP_BATCHES}",
-            description = "Most batches of each kind per sweep, 1 to 100000 (env OUTBOX_SWEEP_BATCHES; default: "
+            description = "Most key batches per sweep, 1 to 100000 (env OUTBOX_SWEEP_BATCHES; default: "
                     + Sweeper.DEFAULT_MAX_BATCHES_PER_SWEEP + ").")
     Integer sweepBatches;
 
@@ -147,7 +147,7 @@ final class RunCommand implements Callable<Integer> {
                 relay.start();
                 if (sweeper != null) {
                     sweeper.start();
-                    log.info("sweeper: up to {} batches of {} rows of each kind every {}; published events kept {}",
+                    log.info("sweeper: up to {} batches of {} expired keys every {}; published events kept at least {}",
                             sweepBatches == null ? Sweeper.DEFAULT_MAX_BATCHES_PER_SWEEP : sweepBatches,
                             sweepBatchSize == null ? Sweeper.DEFAULT_BATCH_SIZE : sweepBatchSize, sweepInterval, publishedRetention);
                 }
