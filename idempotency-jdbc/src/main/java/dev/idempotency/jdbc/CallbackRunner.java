@@ -23,6 +23,8 @@ final class CallbackRunner {
     /** SQLSTATEs for JSON text PostgreSQL's jsonb refuses (e.g. a \u0000 escape). */
     private static final String UNTRANSLATABLE_CHARACTER = "22P05";
     private static final String INVALID_TEXT_REPRESENTATION = "22P02";
+    /** SQLSTATE undefined_object: what the completion raises when it matched no key row. */
+    private static final String UNDEFINED_OBJECT = "42704";
     /** Failure code stored when a callback ended the executor's transaction itself. */
     static final String ENDED_BY_CALLBACK = "transaction_ended_by_callback";
 
@@ -30,12 +32,24 @@ final class CallbackRunner {
     private final ExecutorSql sql;
     private final ResultCodec codec;
     private final Runnable afterOutboxCommit;
+    /**
+     * True once the pooler probe found that no pooler can run another client's statement under a name
+     * pgjdbc gave ours (a direct connection, a pooler tracking statements, or unnamed statements
+     * only): the executor's COMMIT then travels with the completion, which pgjdbc names after 5 uses
+     * like the rest of it. Otherwise it stays a separate unnamed statement ({@link PgTransactions}).
+     */
+    private volatile boolean commitWithCompletion;
 
     CallbackRunner(IdempotencyConfig config, ExecutorSql sql, ResultCodec codec, Runnable afterOutboxCommit) {
         this.config = config;
         this.sql = sql;
         this.codec = codec;
         this.afterOutboxCommit = afterOutboxCommit;
+    }
+
+    /** Lets the executor's COMMIT travel with the completion, from now on; see {@link #commitWithCompletion}. */
+    void commitWithCompletion(boolean allowed) {
+        this.commitWithCompletion = allowed;
     }
 
     /** Runs {@code callback} on {@code handle}'s open transaction and commits what it stored. */
@@ -88,8 +102,7 @@ final class CallbackRunner {
         // Decoded before the commit: a result a replay could not read back fails here, with nothing stored.
         @SuppressWarnings("unchecked")
         T handedOut = (T) codec.firstRunResult(result, stored, resultType);
-        storeResult(handle, key, tenant, outbox, stored);
-        owner.commitStored(handle);
+        storeResultAndCommit(handle, key, tenant, outbox, stored, owner);
         if (outbox.size() > 0) {
             owner.whenCommitted(this::signalOutboxCommit);
         }
@@ -100,39 +113,62 @@ final class CallbackRunner {
     private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure,
                               TransactionOwner owner) {
         requireOpenTransaction(handle, key, tenant);
-        JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
         outbox.discard();
         String encoded = codec.encodeFailure(failure);
         // JdbcStatement's failures carry no bound values, so the failure's message and details stay out of them.
-        sql.failKey.update(handle.getConnection(), call -> call.text("tenant", tenant).text("key", key)
-                .text("failure", encoded));
-        owner.commitStored(handle);
+        JdbcStatement.Binding binding = call -> call.text("tenant", tenant).text("key", key).text("failure", encoded);
+        if (fuseCommit(owner)) {
+            PgTransactions.commitWith(handle, () -> sql.failKeyAndCommit.execute(handle.getConnection(), binding));
+        } else {
+            JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
+            sql.failKey.update(handle.getConnection(), binding);
+            owner.commitStored(handle);
+        }
         log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
     }
 
-    private void storeResult(Handle handle, String key, String tenant, TransactionOutbox outbox,
-                             ResultCodec.StoredResult stored) {
-        JdbcStatement statement = outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents;
-        try (JdbcStatement.Call completion = statement.on(handle.getConnection())) {
-            completion.text("tenant", tenant).text("key", key)
-                    .text("result", stored.json()).text("resultType", stored.typeName());
-            if (outbox.size() > 0) {
-                outbox.bindEvents(completion);
+    private boolean fuseCommit(TransactionOwner owner) {
+        return commitWithCompletion && owner.executorCommits();
+    }
+
+    /** Stores the result (and the outbox events) and commits, in one flush where {@link #fuseCommit} allows. */
+    private void storeResultAndCommit(Handle handle, String key, String tenant, TransactionOutbox outbox,
+                                      ResultCodec.StoredResult stored, TransactionOwner owner) {
+        boolean events = outbox.size() > 0;
+        JdbcStatement.Binding binding = call -> {
+            call.text("tenant", tenant).text("key", key).text("result", stored.json()).text("resultType", stored.typeName());
+            if (events) {
+                outbox.bindEvents(call);
             }
-            if (completion.update() != 1) {
-                // Only a statement that ran other SQL than ours (a pooler mixing up named statements) gets here.
-                throw new IllegalStateException("The key row that idempotency key '" + key + "' of tenant '" + tenant
-                        + "' claimed was not in its transaction when its result was stored; nothing was committed.");
+        };
+        try {
+            if (fuseCommit(owner)) {
+                JdbcStatement statement = events ? sql.completeKeyWithEventsAndCommit : sql.completeKeyAndCommit;
+                PgTransactions.commitWith(handle, () -> statement.execute(handle.getConnection(), binding));
+            } else {
+                JdbcStatement statement = events ? sql.completeKeyWithEvents : sql.completeKey;
+                statement.execute(handle.getConnection(), binding);
+                owner.commitStored(handle);
             }
-        } catch (SQLException e) {
-            String state = e.getSQLState();
-            if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
-                throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
-                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).",
-                        JdbcStatement.failure(e));
-            }
-            throw JdbcStatement.failure(e);
+        } catch (RuntimeException e) {
+            throw completionFailure(e, key, tenant);
         }
+    }
+
+    /** A failure of the completion as the caller should see it; others unchanged. */
+    private static RuntimeException completionFailure(RuntimeException e, String key, String tenant) {
+        String state = DatabaseErrors.sqlState(e);
+        if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
+            return new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
+                    + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
+        }
+        if (UNDEFINED_OBJECT.equals(state) && String.valueOf(DatabaseErrors.rootMessage(e)).contains(ExecutorSql.KEY_ROW_MISSING)) {
+            // The completion matched no key row (ExecutorSql.REQUIRE_ONE_KEY_ROW): the callback deleted it, or a
+            // pooler ran another client's statement.
+            return new IllegalStateException("The key row that idempotency key '" + key + "' of tenant '" + tenant
+                    + "' claimed was not in its transaction when its result was stored; nothing was committed.", e);
+        }
+        return e;
     }
 
     /**

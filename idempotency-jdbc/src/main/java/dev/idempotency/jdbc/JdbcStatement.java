@@ -181,6 +181,20 @@ final class JdbcStatement {
         }
     }
 
+    /**
+     * Runs this statement, or the statements it holds ({@code ;}-separated, sent with one Sync), on
+     * {@code connection} for their effect; their results are not read, so each must check itself in
+     * SQL what it needs (a failing statement fails the call, and PostgreSQL skips those after it).
+     */
+    void execute(Connection connection, Binding binding) {
+        try (Call call = on(connection)) {
+            binding.bind(call);
+            call.statement.execute();
+        } catch (SQLException e) {
+            throw failure(e);
+        }
+    }
+
     /** Runs this query on {@code connection}; returns its first row, read by {@code reader}, if any. */
     <R> Optional<R> queryFirst(Connection connection, Binding binding, RowReader<R> reader) {
         try (Call call = on(connection)) {

@@ -19,6 +19,11 @@ interface TransactionOwner {
         public void whenCommitted(Runnable signal) {
             signal.run();
         }
+
+        @Override
+        public boolean executorCommits() {
+            return true;
+        }
     };
 
     /** Commits what the callback stored, when the executor owns the transaction; else nothing. */
@@ -26,6 +31,11 @@ interface TransactionOwner {
 
     /** Runs {@code signal} once what was stored is committed: now, or when the caller commits. */
     void whenCommitted(Runnable signal);
+
+    /** True for the executor's own transaction, whose COMMIT may travel with the last statement. */
+    default boolean executorCommits() {
+        return false;
+    }
 
     /** A transaction the caller opened: the caller commits it, and its commit signals. */
     static TransactionOwner caller(CallerTransaction transaction) {

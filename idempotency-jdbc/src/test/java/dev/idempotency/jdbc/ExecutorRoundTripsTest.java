@@ -4,8 +4,10 @@ import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.Outcome;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,7 +38,7 @@ class ExecutorRoundTripsTest {
     }
 
     @Test
-    void aFirstCallWithOneInsertAndOneEventWaitsForPostgresFourTimes() {
+    void aFirstCallWithOneInsertAndOneEventWaitsForPostgresThreeTimes() {
         // Warm: the pooler probe has run and the pool has just validated its connection.
         executor.run(newKey(), "t1", tx -> insertPayment(tx, 1));
 
@@ -51,8 +53,26 @@ class ExecutorRoundTripsTest {
         assertFalse(outcome.replayed());
         assertEquals(1, db.payments(key, "t1"));
         assertEquals(1, db.outboxEvents("t1", key));
-        // The claim (with the savepoint and the key read), the callback's insert, the completion with the event, the commit.
-        assertEquals(4, roundTrips.get());
+        // The claim (with the savepoint and the key read), the callback's insert, the completion with the event and the commit.
+        assertEquals(3, roundTrips.get());
+        assertEquals("completed", db.keyRow(key, "t1").get("status"));
+    }
+
+    @Test
+    void aStoredBusinessFailureWaitsForPostgresThreeTimes() {
+        String key = newKey();
+        AtomicInteger roundTrips = new AtomicInteger();
+        BusinessFailure failure = assertThrows(BusinessFailure.class, () -> countingRoundTrips(roundTrips, () ->
+                executor.run(key, "t1", tx -> {
+                    insertPayment(tx, 5);
+                    throw new BusinessFailure("declined", "card declined");
+                })));
+
+        assertEquals("declined", failure.code());
+        assertEquals(0, db.payments(key, "t1"));
+        assertEquals("failed", db.keyRow(key, "t1").get("status"));
+        // The claim, the callback's insert, and the rollback to the savepoint with the stored failure and the commit.
+        assertEquals(3, roundTrips.get());
     }
 
     /** What each of a duplicate storm's waiters does once the winner commits, and any later replay. */
