@@ -6,6 +6,7 @@ import dev.idempotency.core.IdempotentCallback;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.ResultNotStorableException;
 import java.sql.SQLException;
+import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,8 +36,9 @@ final class CallbackRunner {
     /**
      * True once the pooler probe found that no pooler can run another client's statement under a name
      * pgjdbc gave ours (a direct connection, a pooler tracking statements, or unnamed statements
-     * only): the executor's COMMIT then travels with the completion, which pgjdbc names after 5 uses
-     * like the rest of it. Otherwise it stays a separate unnamed statement ({@link PgTransactions}).
+     * only): the executor's COMMIT then travels with the completion ({@link ExecutorSql#thenCommit}),
+     * and pgjdbc names it after 5 uses like the rest of that statement. Otherwise it stays a separate
+     * unnamed statement ({@link PgTransactions}), a round trip of its own.
      */
     private volatile boolean commitWithCompletion;
 
@@ -67,11 +69,16 @@ final class CallbackRunner {
         return run(handle, key, tenant, resultType, callback, TransactionOwner.EXECUTOR, true);
     }
 
-    /** Runs {@code callback} on {@code handle}'s open transaction; {@code owner} commits what it stored. */
-    <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
-                                            IdempotentCallback<PostgresTransaction, T, X> callback,
-                                            TransactionOwner owner) throws X {
-        return run(handle, key, tenant, resultType, callback, owner, false);
+    /**
+     * Runs {@code callback} in the caller's transaction, after the claim took the claim's and the
+     * callback's savepoints ({@link KeyClaims#claimInCallersTransaction}); stores what it produced
+     * and releases the claim's savepoint, and {@code owner} (the caller) commits.
+     */
+    <T, X extends Exception> Outcome<T> runInCallersTransaction(Handle handle, String key, String tenant,
+                                                                Class<T> resultType,
+                                                                IdempotentCallback<PostgresTransaction, T, X> callback,
+                                                                TransactionOwner.Joined owner) throws X {
+        return run(handle, key, tenant, resultType, callback, owner, true);
     }
 
     private <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
@@ -102,14 +109,17 @@ final class CallbackRunner {
         // Decoded before the commit: a result a replay could not read back fails here, with nothing stored.
         @SuppressWarnings("unchecked")
         T handedOut = (T) codec.firstRunResult(result, stored, resultType);
-        storeResultAndCommit(handle, key, tenant, outbox, stored, owner);
+        storeResult(handle, key, tenant, outbox, stored, owner);
         if (outbox.size() > 0) {
             owner.whenCommitted(this::signalOutboxCommit);
         }
         return Outcome.firstRun(handedOut);
     }
 
-    /** Rolls the callback's writes back to the savepoint, stores its business failure, and commits. */
+    /**
+     * Rolls the callback's writes back to the savepoint, stores its business failure, and ends the
+     * executor's part of the transaction ({@link #storeAndEnd}).
+     */
     private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure,
                               TransactionOwner owner) {
         requireOpenTransaction(handle, key, tenant);
@@ -117,23 +127,16 @@ final class CallbackRunner {
         String encoded = codec.encodeFailure(failure);
         // JdbcStatement's failures carry no bound values, so the failure's message and details stay out of them.
         JdbcStatement.Binding binding = call -> call.text("tenant", tenant).text("key", key).text("failure", encoded);
-        if (fuseCommit(owner)) {
-            PgTransactions.commitWith(handle, () -> sql.failKeyAndCommit.execute(handle.getConnection(), binding));
-        } else {
+        storeAndEnd(handle, owner, ExecutorSql.Completions::failKey, binding, () -> {
             JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
-            sql.failKey.update(handle.getConnection(), binding);
-            owner.commitStored(handle);
-        }
+            sql.failKey.execute(handle.getConnection(), binding);
+        });
         log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
     }
 
-    private boolean fuseCommit(TransactionOwner owner) {
-        return commitWithCompletion && owner.executorCommits();
-    }
-
-    /** Stores the result (and the outbox events) and commits, in one flush where {@link #fuseCommit} allows. */
-    private void storeResultAndCommit(Handle handle, String key, String tenant, TransactionOutbox outbox,
-                                      ResultCodec.StoredResult stored, TransactionOwner owner) {
+    /** Stores the result (and the outbox events) and ends the executor's part of the transaction ({@link #storeAndEnd}). */
+    private void storeResult(Handle handle, String key, String tenant, TransactionOutbox outbox,
+                             ResultCodec.StoredResult stored, TransactionOwner owner) {
         boolean events = outbox.size() > 0;
         JdbcStatement.Binding binding = call -> {
             call.text("tenant", tenant).text("key", key).text("result", stored.json()).text("resultType", stored.typeName());
@@ -142,17 +145,30 @@ final class CallbackRunner {
             }
         };
         try {
-            if (fuseCommit(owner)) {
-                JdbcStatement statement = events ? sql.completeKeyWithEventsAndCommit : sql.completeKeyAndCommit;
-                PgTransactions.commitWith(handle, () -> statement.execute(handle.getConnection(), binding));
-            } else {
-                JdbcStatement statement = events ? sql.completeKeyWithEvents : sql.completeKey;
-                statement.execute(handle.getConnection(), binding);
-                owner.commitStored(handle);
-            }
+            storeAndEnd(handle, owner, events ? ExecutorSql.Completions::completeKeyWithEvents : ExecutorSql.Completions::completeKey,
+                    binding, () -> (events ? sql.completeKeyWithEvents : sql.completeKey).execute(handle.getConnection(), binding));
         } catch (RuntimeException e) {
             throw completionFailure(e, key, tenant);
         }
+    }
+
+    /**
+     * Runs the statement that stores an outcome and, in the same flush, what ends the executor's part
+     * of the transaction: the claim savepoint's release in a caller's transaction; our COMMIT in the
+     * executor's own where {@link #commitWithCompletion} allows. Otherwise it runs {@code separately}
+     * (the store alone) and commits with a separate unnamed COMMIT.
+     */
+    private void storeAndEnd(Handle handle, TransactionOwner owner, Function<ExecutorSql.Completions, JdbcStatement> statement,
+                             JdbcStatement.Binding binding, Runnable separately) {
+        if (owner.ending() == TransactionOwner.Ending.RELEASE_CLAIM_SAVEPOINT) {
+            statement.apply(sql.thenReleaseClaim).execute(handle.getConnection(), binding);
+        } else if (commitWithCompletion) {
+            PgTransactions.commitWith(handle, () -> statement.apply(sql.thenCommit).execute(handle.getConnection(), binding));
+        } else {
+            separately.run();
+            PgTransactions.commit(handle);
+        }
+        owner.ended();
     }
 
     /** A failure of the completion as the caller should see it; others unchanged. */

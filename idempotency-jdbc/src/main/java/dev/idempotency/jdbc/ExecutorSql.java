@@ -30,6 +30,18 @@ final class ExecutorSql {
     static final String ROLLBACK_TO_CALLBACK_SAVEPOINT = "ROLLBACK TO SAVEPOINT idempotent_callback";
 
     /**
+     * Join mode: taken in the caller's transaction before the claim, so that a replay or a failure
+     * leaves nothing there (the key row, the callback's writes, the claim's lock_timeout setting).
+     * Plain SQL with a fixed name, so that it travels with the claim and its release with the
+     * completion; names nest (a call inside a callback takes its own, and each release or rollback
+     * applies to the latest of that name).
+     */
+    static final String CLAIM_SAVEPOINT = "SAVEPOINT idempotent_claim";
+    static final String RELEASE_CLAIM_SAVEPOINT = "RELEASE SAVEPOINT idempotent_claim";
+    /** Join mode: undoes a call's claim and whatever came after it in the caller's transaction, in one flush. */
+    static final String UNDO_CLAIM = "ROLLBACK TO SAVEPOINT idempotent_claim;\nRELEASE SAVEPOINT idempotent_claim";
+
+    /**
      * Our COMMIT and ROLLBACK: texts of our own, so that no other code on the connection can have
      * prepared them under a name ({@link PgTransactions}).
      */
@@ -308,17 +320,15 @@ final class ExecutorSql {
     final JdbcStatement releaseLease;
     final JdbcStatement failLeasedKey;
     final JdbcStatement completeKeyWithEvents;
+    /** The completions, each with our {@link #COMMIT} after it in the same execution ({@link Completions}). */
+    final Completions thenCommit;
     /**
-     * {@link #COMPLETE_KEY}, {@link #COMPLETE_KEY_WITH_EVENTS} and (after rolling back to the
-     * callback's savepoint) {@link #FAIL_KEY}, each followed by our {@link #COMMIT} in the same
-     * execution: pgjdbc sends them with one Sync, so the commit costs no round trip of its own. A
-     * completion that matched no key row fails ({@link #REQUIRE_ONE_KEY_ROW}), and PostgreSQL skips
-     * the COMMIT after it. Used only where the COMMIT cannot be mixed up with another client's
-     * statement although pgjdbc names it after 5 uses ({@link CallbackRunner#commitWithCompletion}).
+     * The completions, each releasing the claim's savepoint in the caller's transaction after it
+     * ({@link #RELEASE_CLAIM_SAVEPOINT}), in join mode.
      */
-    final JdbcStatement completeKeyAndCommit;
-    final JdbcStatement completeKeyWithEventsAndCommit;
-    final JdbcStatement failKeyAndCommit;
+    final Completions thenReleaseClaim;
+    /** Join mode: {@link #CLAIM_SAVEPOINT}, then {@link #claimForCallback}'s three statements, in one execution. */
+    final JdbcStatement claimInCallersTransaction;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
     final String purgePublishedEvents;
@@ -326,6 +336,24 @@ final class ExecutorSql {
     final String resolveUnknownAsCompleted;
     final String resolveUnknownAsFailed;
     final String resolveUnknownAsNotRun;
+
+    /**
+     * The statements that store a callback's outcome, each followed in the same execution by the
+     * statement that ends the executor's part of the transaction ({@code ending}): pgjdbc sends them
+     * with one Sync, so it costs no round trip of its own. A completion that matched no key row
+     * fails ({@link #REQUIRE_ONE_KEY_ROW}), and PostgreSQL skips the ending after it.
+     *
+     * @param completeKey {@link #COMPLETE_KEY}, then the ending
+     * @param completeKeyWithEvents {@link #COMPLETE_KEY_WITH_EVENTS}, then the ending
+     * @param failKey a rollback to {@link #CALLBACK_SAVEPOINT}, {@link #FAIL_KEY}, then the ending
+     */
+    record Completions(JdbcStatement completeKey, JdbcStatement completeKeyWithEvents, JdbcStatement failKey) {
+        private Completions(String quotedSchema, String ending) {
+            this(JdbcStatement.of(render(COMPLETE_KEY, quotedSchema) + ";\n" + ending),
+                    JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + ";\n" + ending),
+                    JdbcStatement.of(ROLLBACK_TO_CALLBACK_SAVEPOINT + ";\n" + render(FAIL_KEY, quotedSchema) + ";\n" + ending));
+        }
+    }
 
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
     ExecutorSql(String schema) {
@@ -343,10 +371,9 @@ final class ExecutorSql {
         this.releaseLease = JdbcStatement.of(render(RELEASE_LEASE, quoted));
         this.failLeasedKey = JdbcStatement.of(render(FAIL_LEASED_KEY, quoted));
         this.completeKeyWithEvents = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted));
-        this.completeKeyAndCommit = JdbcStatement.of(render(COMPLETE_KEY, quoted) + ";\n" + COMMIT);
-        this.completeKeyWithEventsAndCommit = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted) + ";\n" + COMMIT);
-        this.failKeyAndCommit = JdbcStatement.of(ROLLBACK_TO_CALLBACK_SAVEPOINT + ";\n" + render(FAIL_KEY, quoted)
-                + ";\n" + COMMIT);
+        this.thenCommit = new Completions(quoted, COMMIT);
+        this.thenReleaseClaim = new Completions(quoted, RELEASE_CLAIM_SAVEPOINT);
+        this.claimInCallersTransaction = JdbcStatement.of(CLAIM_SAVEPOINT + ";\n" + claimForCallback.namedSql());
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
         this.purgePublishedEvents = render(PURGE_PUBLISHED_EVENTS, quoted);

@@ -11,21 +11,12 @@ import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.Outcome;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/**
- * How many times a call waits for PostgreSQL: pgjdbc flushes what it queued and waits for the answer
- * at each Sync it sends (a BEGIN rides along with the next one), and logs each Sync at FINEST, so
- * counting them on the caller's thread counts round trips.
- */
+/** How many times a call in a transaction of the executor's own waits for PostgreSQL ({@link RoundTrips}). */
 @Timeout(60)
 class ExecutorRoundTripsTest {
     @RegisterExtension
@@ -44,7 +35,7 @@ class ExecutorRoundTripsTest {
 
         String key = newKey();
         AtomicInteger roundTrips = new AtomicInteger();
-        Outcome<Long> outcome = countingRoundTrips(roundTrips, () -> executor.run(key, "t1", tx -> {
+        Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run(key, "t1", tx -> {
             long id = insertPayment(tx, 2);
             tx.outbox().publish("payments", key, Map.of("amount", 2));
             return id;
@@ -62,7 +53,7 @@ class ExecutorRoundTripsTest {
     void aStoredBusinessFailureWaitsForPostgresThreeTimes() {
         String key = newKey();
         AtomicInteger roundTrips = new AtomicInteger();
-        BusinessFailure failure = assertThrows(BusinessFailure.class, () -> countingRoundTrips(roundTrips, () ->
+        BusinessFailure failure = assertThrows(BusinessFailure.class, () -> RoundTrips.count(roundTrips, () ->
                 executor.run(key, "t1", tx -> {
                     insertPayment(tx, 5);
                     throw new BusinessFailure("declined", "card declined");
@@ -82,43 +73,11 @@ class ExecutorRoundTripsTest {
         executor.run(key, "t1", tx -> insertPayment(tx, 3));
 
         AtomicInteger roundTrips = new AtomicInteger();
-        Outcome<Long> replay = countingRoundTrips(roundTrips, () -> executor.run(key, "t1", tx -> insertPayment(tx, 4)));
+        Outcome<Long> replay = RoundTrips.count(roundTrips, () -> executor.run(key, "t1", tx -> insertPayment(tx, 4)));
 
         assertTrue(replay.replayed());
         assertEquals(1, db.payments(key, "t1"));
         // The claim, which also reads the row it found, and the commit.
         assertEquals(2, roundTrips.get());
-    }
-
-    private static <R> R countingRoundTrips(AtomicInteger count, Supplier<R> work) {
-        Logger pgjdbc = Logger.getLogger("org.postgresql.core.v3.QueryExecutorImpl");
-        Thread caller = Thread.currentThread();
-        Handler handler = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (Thread.currentThread() == caller && record.getMessage() != null
-                        && record.getMessage().contains("FE=> Sync")) {
-                    count.incrementAndGet();
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        handler.setLevel(Level.ALL);
-        Level before = pgjdbc.getLevel();
-        pgjdbc.addHandler(handler);
-        pgjdbc.setLevel(Level.FINEST);
-        try {
-            return work.get();
-        } finally {
-            pgjdbc.setLevel(before);
-            pgjdbc.removeHandler(handler);
-        }
     }
 }
