@@ -98,8 +98,10 @@ class PgBouncerTest {
      * The pool passes the check at the first call (prepareThreshold=0) and then hands out plain connections,
      * as if the pooler changed under a running executor: calls fail, with the fix named, and none
      * reports an outcome that did not commit. Here every client of the pooler is an executor, whose
-     * COMMIT and ROLLBACK are never named; a named ROLLBACK of some other application could still
-     * end a transaction under one of our named statements, which is why the first call refuses.
+     * ROLLBACK and separate COMMIT are never named (the COMMIT that the first call let travel with the
+     * completion is named with it once the connections name statements, which this load covers too);
+     * a named ROLLBACK of some other application could still end a transaction
+     * under one of our named statements, which is why the first call refuses.
      */
     @Test
     void behindAPoolerThatMixesUpStatementsNoCallReportsAnOutcomeThatDidNotCommit() throws Exception {
