@@ -146,6 +146,27 @@ class PgBouncerTest {
         }
     }
 
+    /**
+     * Session pooling looks to the check like a pooler it cannot clear, so the COMMIT is not sent with
+     * the completion (where pgjdbc would name it after 5 uses) but as a separate unnamed statement.
+     */
+    @Test
+    void behindAPoolerTheCheckCannotClearTheCommitIsASeparateRoundTrip() {
+        try (PrivatePgBouncer sessionMode = PrivatePgBouncer.start(4, "session");
+             HikariDataSource session = sessionMode.pool(2, "")) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(session).config(config()).build();
+            executor.run("session-warm", "t", tx -> 1L);
+            AtomicInteger roundTrips = new AtomicInteger();
+
+            Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run("session-first", "t", tx -> 2L));
+
+            assertEquals(2L, outcome.result());
+            assertEquals("completed", fixture.keyRow("session-first", "t").get("status"));
+            // The claim (with the savepoint and the key read), the completion, the COMMIT.
+            assertEquals(3, roundTrips.get());
+        }
+    }
+
     private static IdempotencyConfig config() {
         return IdempotencyConfig.builder().schema(fixture.schema.name()).build();
     }
