@@ -3,8 +3,8 @@
 -- order, with the text of idempotency-jdbc's ExecutorSql. Only these differ, none adding work:
 --   * pgbench sends BEGIN as a round trip of its own; pgjdbc sends it with the first statement;
 --   * NULL binds (no fingerprint, no lease) are written as NULL literals;
---   * pgjdbc sends the claim, the savepoint and the key's read in one execution, with one Sync: a
---     pipeline here;
+--   * pgjdbc sends the claim, the savepoint and the key's read in one execution, with one Sync, and
+--     the completion and the COMMIT in another: two pipelines here;
 --   * pgbench cannot bind a text[] value, so the one-element arrays are built with ARRAY[...].
 -- Variables set by the program with -D, to the values the Java side binds: tenant, waitbudget,
 -- retention, lockspace, topic, payload, headers, resulttype.
@@ -38,7 +38,11 @@ WHERE tenant_id = :tenant AND idempotency_key = :k;
 \endpipeline
 -- the callback's business insert
 INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
--- COMPLETE_KEY_WITH_EVENTS: ordering-key lock, the event (partition key = the amount) and the result
+-- CallbackRunner: COMPLETE_KEY_WITH_EVENTS and our COMMIT in one execution (ExecutorSql.completeKeyWithEventsAndCommit),
+-- one flush: a pipeline here
+\startpipeline
+-- COMPLETE_KEY_WITH_EVENTS: ordering-key lock, the event (partition key = the amount) and the result; fails
+-- unless it updated exactly the claimed row, so that the COMMIT after it commits nothing then
 WITH events AS (
     INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
     SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
@@ -50,9 +54,14 @@ WITH events AS (
                  FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
                        FROM unnest(ARRAY[CAST(:tenant AS text) || '/' || CAST(:topic AS text) || '/' || CAST(:a AS text)]) AS ordering_key
                        ORDER BY 1 OFFSET 0) AS ordered) AS locks) >= 0
-    ORDER BY e.n)
-UPDATE <schema>.idempotency_keys
-SET status = 'completed', result = CAST(:a AS jsonb), result_type = :resulttype, updated_at = now()
-WHERE tenant_id = :tenant AND idempotency_key = :k;
--- handle.commit()
+    ORDER BY e.n),
+completed AS (
+    UPDATE <schema>.idempotency_keys
+    SET status = 'completed', result = CAST(:a AS jsonb), result_type = :resulttype, updated_at = now()
+    WHERE tenant_id = :tenant AND idempotency_key = :k
+    RETURNING 1)
+SELECT CASE WHEN count(*) = 1 THEN 1 ELSE CAST(current_setting('idempotency.completion_found_no_key_row') AS int) END
+FROM completed;
+-- ExecutorSql.COMMIT
 COMMIT;
+\endpipeline

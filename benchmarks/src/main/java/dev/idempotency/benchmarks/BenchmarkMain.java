@@ -50,7 +50,7 @@ public final class BenchmarkMain implements Callable<Integer> {
     List<Integer> callers;
 
     @Option(names = "--storm-callers", defaultValue = "64",
-            description = "Callers racing on one key in the duplicate storm (default: ${DEFAULT-VALUE}).")
+            description = "Callers racing on one key in the duplicate storm, at most 200; beyond the connections PostgreSQL has free they share a pool (default: ${DEFAULT-VALUE}).")
     int stormCallers;
 
     @Option(names = "--sweeper-rows", defaultValue = "500000",

@@ -40,9 +40,11 @@ class BenchmarkProgramTest {
         for (String row : pgbench.subList(1, 4)) {
             assertTrue(row.matches(".*ours/this: ops \\d+\\.\\d\\d, p50 \\d+\\.\\d\\d.*"), row);
         }
+        // Issue 14's target applies from one caller on.
+        assertTrue(pgbench.get(1).matches(".*executor.sql.*(met|NOT MET): ops ratio >= 0.95.*"), pgbench.get(1));
         List<String> overhead = run.rows("2 executor vs bare tx");
         assertEquals(3, overhead.size(), run.output());
-        assertTrue(overhead.get(1).matches(".*executor adds p50 [+-]\\d+\\.\\d{3} ms.*(met|NOT MET): added p50 < 0.5 ms.*"),
+        assertTrue(overhead.get(1).matches(".*executor adds p50 [+-]\\d+\\.\\d{3} ms.*(met|NOT MET): added p50 < 0.3 ms.*"),
                 overhead.get(1));
         assertTrue(overhead.get(2).matches(".*pgbench executor.sql adds p50 [+-]\\d+\\.\\d{3} ms.*"), overhead.get(2));
         // Sections print in the table's order, whatever order they were asked in.

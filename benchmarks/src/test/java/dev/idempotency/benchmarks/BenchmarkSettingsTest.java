@@ -34,7 +34,7 @@ class BenchmarkSettingsTest {
         assertMessage("jitWarmup", BenchmarkSettings.builder().jitWarmupSeconds(-1));
         assertMessage("repeat", BenchmarkSettings.builder().repeat(0));
         assertMessage("callers", BenchmarkSettings.builder().callers(List.of(1, 65)));
-        assertMessage("stormCallers", BenchmarkSettings.builder().stormCallers(91));
+        assertMessage("stormCallers", BenchmarkSettings.builder().stormCallers(201));
         assertMessage("sweeperRows", BenchmarkSettings.builder().sweeperRows(0));
         assertMessage("sections", BenchmarkSettings.builder().sections(List.of("nosuch")));
         assertMessage("jdbcUrl", BenchmarkSettings.builder().jdbcUrl("jdbc:mysql://localhost/test"));

@@ -6,6 +6,7 @@ import dev.idempotency.core.IdempotentCallback;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.ResultNotStorableException;
 import java.sql.SQLException;
+import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +24,8 @@ final class CallbackRunner {
     /** SQLSTATEs for JSON text PostgreSQL's jsonb refuses (e.g. a \u0000 escape). */
     private static final String UNTRANSLATABLE_CHARACTER = "22P05";
     private static final String INVALID_TEXT_REPRESENTATION = "22P02";
+    /** SQLSTATE undefined_object: what the completion raises when it matched no key row. */
+    private static final String UNDEFINED_OBJECT = "42704";
     /** Failure code stored when a callback ended the executor's transaction itself. */
     static final String ENDED_BY_CALLBACK = "transaction_ended_by_callback";
 
@@ -30,12 +33,25 @@ final class CallbackRunner {
     private final ExecutorSql sql;
     private final ResultCodec codec;
     private final Runnable afterOutboxCommit;
+    /**
+     * True once the pooler probe found that no pooler can run another client's statement under a name
+     * pgjdbc gave ours (a direct connection, a pooler tracking statements, or unnamed statements
+     * only): the executor's COMMIT then travels with the completion ({@link ExecutorSql#thenCommit}),
+     * and pgjdbc names it after 5 uses like the rest of that statement. Otherwise it stays a separate
+     * unnamed statement ({@link PgTransactions}), a round trip of its own.
+     */
+    private volatile boolean commitWithCompletion;
 
     CallbackRunner(IdempotencyConfig config, ExecutorSql sql, ResultCodec codec, Runnable afterOutboxCommit) {
         this.config = config;
         this.sql = sql;
         this.codec = codec;
         this.afterOutboxCommit = afterOutboxCommit;
+    }
+
+    /** Lets the executor's COMMIT travel with the completion, from now on; see {@link #commitWithCompletion}. */
+    void commitWithCompletion(boolean allowed) {
+        this.commitWithCompletion = allowed;
     }
 
     /** Runs {@code callback} on {@code handle}'s open transaction and commits what it stored. */
@@ -53,11 +69,16 @@ final class CallbackRunner {
         return run(handle, key, tenant, resultType, callback, TransactionOwner.EXECUTOR, true);
     }
 
-    /** Runs {@code callback} on {@code handle}'s open transaction; {@code owner} commits what it stored. */
-    <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
-                                            IdempotentCallback<PostgresTransaction, T, X> callback,
-                                            TransactionOwner owner) throws X {
-        return run(handle, key, tenant, resultType, callback, owner, false);
+    /**
+     * Runs {@code callback} in the caller's transaction, after the claim took the claim's and the
+     * callback's savepoints ({@link KeyClaims#claimInCallersTransaction}); stores what it produced
+     * and releases the claim's savepoint, and {@code owner} (the caller) commits.
+     */
+    <T, X extends Exception> Outcome<T> runInCallersTransaction(Handle handle, String key, String tenant,
+                                                                Class<T> resultType,
+                                                                IdempotentCallback<PostgresTransaction, T, X> callback,
+                                                                TransactionOwner.Joined owner) throws X {
+        return run(handle, key, tenant, resultType, callback, owner, true);
     }
 
     private <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
@@ -88,51 +109,82 @@ final class CallbackRunner {
         // Decoded before the commit: a result a replay could not read back fails here, with nothing stored.
         @SuppressWarnings("unchecked")
         T handedOut = (T) codec.firstRunResult(result, stored, resultType);
-        storeResult(handle, key, tenant, outbox, stored);
-        owner.commitStored(handle);
+        storeResult(handle, key, tenant, outbox, stored, owner);
         if (outbox.size() > 0) {
             owner.whenCommitted(this::signalOutboxCommit);
         }
         return Outcome.firstRun(handedOut);
     }
 
-    /** Rolls the callback's writes back to the savepoint, stores its business failure, and commits. */
+    /**
+     * Rolls the callback's writes back to the savepoint, stores its business failure, and ends the
+     * executor's part of the transaction ({@link #storeAndEnd}).
+     */
     private void storeFailure(Handle handle, String key, String tenant, TransactionOutbox outbox, BusinessFailure failure,
                               TransactionOwner owner) {
         requireOpenTransaction(handle, key, tenant);
-        JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
         outbox.discard();
         String encoded = codec.encodeFailure(failure);
         // JdbcStatement's failures carry no bound values, so the failure's message and details stay out of them.
-        sql.failKey.update(handle.getConnection(), call -> call.text("tenant", tenant).text("key", key)
-                .text("failure", encoded));
-        owner.commitStored(handle);
+        JdbcStatement.Binding binding = call -> call.text("tenant", tenant).text("key", key).text("failure", encoded);
+        storeAndEnd(handle, owner, ExecutorSql.Completions::failKey, binding, () -> {
+            JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
+            sql.failKey.execute(handle.getConnection(), binding);
+        });
         log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
     }
 
+    /** Stores the result (and the outbox events) and ends the executor's part of the transaction ({@link #storeAndEnd}). */
     private void storeResult(Handle handle, String key, String tenant, TransactionOutbox outbox,
-                             ResultCodec.StoredResult stored) {
-        JdbcStatement statement = outbox.size() == 0 ? sql.completeKey : sql.completeKeyWithEvents;
-        try (JdbcStatement.Call completion = statement.on(handle.getConnection())) {
-            completion.text("tenant", tenant).text("key", key)
-                    .text("result", stored.json()).text("resultType", stored.typeName());
-            if (outbox.size() > 0) {
-                outbox.bindEvents(completion);
+                             ResultCodec.StoredResult stored, TransactionOwner owner) {
+        boolean events = outbox.size() > 0;
+        JdbcStatement.Binding binding = call -> {
+            call.text("tenant", tenant).text("key", key).text("result", stored.json()).text("resultType", stored.typeName());
+            if (events) {
+                outbox.bindEvents(call);
             }
-            if (completion.update() != 1) {
-                // Only a statement that ran other SQL than ours (a pooler mixing up named statements) gets here.
-                throw new IllegalStateException("The key row that idempotency key '" + key + "' of tenant '" + tenant
-                        + "' claimed was not in its transaction when its result was stored; nothing was committed.");
-            }
-        } catch (SQLException e) {
-            String state = e.getSQLState();
-            if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
-                throw new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
-                        + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).",
-                        JdbcStatement.failure(e));
-            }
-            throw JdbcStatement.failure(e);
+        };
+        try {
+            storeAndEnd(handle, owner, events ? ExecutorSql.Completions::completeKeyWithEvents : ExecutorSql.Completions::completeKey,
+                    binding, () -> (events ? sql.completeKeyWithEvents : sql.completeKey).execute(handle.getConnection(), binding));
+        } catch (RuntimeException e) {
+            throw completionFailure(e, key, tenant);
         }
+    }
+
+    /**
+     * Runs the statement that stores an outcome and, in the same flush, what ends the executor's part
+     * of the transaction: the claim savepoint's release in a caller's transaction; our COMMIT in the
+     * executor's own where {@link #commitWithCompletion} allows. Otherwise it runs {@code separately}
+     * (the store alone) and commits with a separate unnamed COMMIT.
+     */
+    private void storeAndEnd(Handle handle, TransactionOwner owner, Function<ExecutorSql.Completions, JdbcStatement> statement,
+                             JdbcStatement.Binding binding, Runnable separately) {
+        if (owner.ending() == TransactionOwner.Ending.RELEASE_CLAIM_SAVEPOINT) {
+            statement.apply(sql.thenReleaseClaim).execute(handle.getConnection(), binding);
+        } else if (commitWithCompletion) {
+            PgTransactions.commitWith(handle, () -> statement.apply(sql.thenCommit).execute(handle.getConnection(), binding));
+        } else {
+            separately.run();
+            PgTransactions.commit(handle);
+        }
+        owner.ended();
+    }
+
+    /** A failure of the completion as the caller should see it; others unchanged. */
+    private static RuntimeException completionFailure(RuntimeException e, String key, String tenant) {
+        String state = DatabaseErrors.sqlState(e);
+        if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
+            return new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
+                    + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);
+        }
+        if (UNDEFINED_OBJECT.equals(state) && String.valueOf(DatabaseErrors.rootMessage(e)).contains(ExecutorSql.KEY_ROW_MISSING)) {
+            // The completion matched no key row (ExecutorSql.REQUIRE_ONE_KEY_ROW): the callback deleted it, or a
+            // pooler ran another client's statement.
+            return new IllegalStateException("The key row that idempotency key '" + key + "' of tenant '" + tenant
+                    + "' claimed was not in its transaction when its result was stored; nothing was committed.", e);
+        }
+        return e;
     }
 
     /**

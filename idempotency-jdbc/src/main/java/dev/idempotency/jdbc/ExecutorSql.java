@@ -29,6 +29,25 @@ final class ExecutorSql {
     /** Undoes the callback's writes, keeping the claim; a one-shot statement, like our COMMIT. */
     static final String ROLLBACK_TO_CALLBACK_SAVEPOINT = "ROLLBACK TO SAVEPOINT idempotent_callback";
 
+    /**
+     * Join mode: taken in the caller's transaction before the claim, so that a replay or a failure
+     * leaves nothing there (the key row, the callback's writes, the claim's lock_timeout setting).
+     * Plain SQL with a fixed name, so that it travels with the claim and its release with the
+     * completion; names nest (a call inside a callback takes its own, and each release or rollback
+     * applies to the latest of that name).
+     */
+    static final String CLAIM_SAVEPOINT = "SAVEPOINT idempotent_claim";
+    static final String RELEASE_CLAIM_SAVEPOINT = "RELEASE SAVEPOINT idempotent_claim";
+    /** Join mode: undoes a call's claim and whatever came after it in the caller's transaction, in one flush. */
+    static final String UNDO_CLAIM = "ROLLBACK TO SAVEPOINT idempotent_claim;\nRELEASE SAVEPOINT idempotent_claim";
+
+    /**
+     * Our COMMIT and ROLLBACK: texts of our own, so that no other code on the connection can have
+     * prepared them under a name ({@link PgTransactions}).
+     */
+    static final String COMMIT = "COMMIT /* idempotency executor */";
+    static final String ROLLBACK = "ROLLBACK /* idempotency executor */";
+
     /** The running transaction's isolation level, as PostgreSQL names it (e.g. {@code read committed}). */
     static final JdbcStatement CURRENT_ISOLATION = JdbcStatement.of("""
             SELECT current_setting('transaction_isolation')""");
@@ -125,11 +144,27 @@ final class ExecutorSql {
             SELECT lease_expires_at FROM <schema>.idempotency_keys
             WHERE tenant_id = :tenant AND idempotency_key = :key""";
 
-    /** Stores the callback's result. */
+    /** The setting {@link #REQUIRE_ONE_KEY_ROW} reads, and so names in its error, when a completion matched no key row. */
+    static final String KEY_ROW_MISSING = "idempotency.completion_found_no_key_row";
+
+    /**
+     * Ends a completion: one row when the update matched exactly the claimed key row; otherwise the
+     * statement fails (reading a setting nobody sets raises 42704 naming {@link #KEY_ROW_MISSING}),
+     * which aborts the transaction, so a COMMIT sent with it in the same flush commits nothing. Zero
+     * rows happen only when the callback deleted its own key row, or a pooler ran another client's
+     * statement. The check is in SQL so that the COMMIT need not wait for the client to read a count.
+     */
+    private static final String REQUIRE_ONE_KEY_ROW = "SELECT CASE WHEN count(*) = 1 THEN 1 ELSE CAST(current_setting('"
+            + KEY_ROW_MISSING + "') AS int) END\nFROM completed";
+
+    /** Stores the callback's result; fails unless it updated the claimed row ({@link #REQUIRE_ONE_KEY_ROW}). */
     private static final String COMPLETE_KEY = """
-            UPDATE <schema>.idempotency_keys
-            SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
-            WHERE tenant_id = :tenant AND idempotency_key = :key""";
+            WITH completed AS (
+                UPDATE <schema>.idempotency_keys
+                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
+                WHERE tenant_id = :tenant AND idempotency_key = :key
+                RETURNING 1)
+            <require_one_key_row>""";
 
     /** Stores a declared business failure (its business writes were rolled back to a savepoint). */
     private static final String FAIL_KEY = """
@@ -144,7 +179,8 @@ final class ExecutorSql {
             WHERE tenant_id = :tenant AND idempotency_key = :key AND status = 'processing' AND lease_token IS NULL""";
 
     /**
-     * Stores the result together with the transaction's outbox events, in one statement.
+     * Stores the result together with the transaction's outbox events, in one statement that fails
+     * unless it updated the claimed row ({@link #REQUIRE_ONE_KEY_ROW}).
      *
      * <p>Writers of one ordering key (tenant, topic, partition key) are serialised until commit by
      * an advisory lock on its hash, so that per key outbox ids are drawn in commit order and a relay
@@ -169,10 +205,13 @@ final class ExecutorSql {
                              FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
                                    FROM unnest(CAST(:orderingKeys AS text[])) AS ordering_key
                                    ORDER BY 1 OFFSET 0) AS ordered) AS locks) >= 0
-                ORDER BY e.n)
-            UPDATE <schema>.idempotency_keys
-            SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
-            WHERE tenant_id = :tenant AND idempotency_key = :key""";
+                ORDER BY e.n),
+            completed AS (
+                UPDATE <schema>.idempotency_keys
+                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
+                WHERE tenant_id = :tenant AND idempotency_key = :key
+                RETURNING 1)
+            <require_one_key_row>""";
 
     /**
      * Fails leases that ran out (lease mode): the holder crashed or overran, so whether its external
@@ -363,6 +402,15 @@ final class ExecutorSql {
     final JdbcStatement releaseLease;
     final JdbcStatement failLeasedKey;
     final JdbcStatement completeKeyWithEvents;
+    /** The completions, each with our {@link #COMMIT} after it in the same execution ({@link Completions}). */
+    final Completions thenCommit;
+    /**
+     * The completions, each releasing the claim's savepoint in the caller's transaction after it
+     * ({@link #RELEASE_CLAIM_SAVEPOINT}), in join mode.
+     */
+    final Completions thenReleaseClaim;
+    /** Join mode: {@link #CLAIM_SAVEPOINT}, then {@link #claimForCallback}'s three statements, in one execution. */
+    final JdbcStatement claimInCallersTransaction;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
     final String dueGeneration;
@@ -377,6 +425,24 @@ final class ExecutorSql {
     final String resolveUnknownAsCompleted;
     final String resolveUnknownAsFailed;
     final String resolveUnknownAsNotRun;
+
+    /**
+     * The statements that store a callback's outcome, each followed in the same execution by the
+     * statement that ends the executor's part of the transaction ({@code ending}): pgjdbc sends them
+     * with one Sync, so it costs no round trip of its own. A completion that matched no key row
+     * fails ({@link #REQUIRE_ONE_KEY_ROW}), and PostgreSQL skips the ending after it.
+     *
+     * @param completeKey {@link #COMPLETE_KEY}, then the ending
+     * @param completeKeyWithEvents {@link #COMPLETE_KEY_WITH_EVENTS}, then the ending
+     * @param failKey a rollback to {@link #CALLBACK_SAVEPOINT}, {@link #FAIL_KEY}, then the ending
+     */
+    record Completions(JdbcStatement completeKey, JdbcStatement completeKeyWithEvents, JdbcStatement failKey) {
+        private Completions(String quotedSchema, String ending) {
+            this(JdbcStatement.of(render(COMPLETE_KEY, quotedSchema) + ";\n" + ending),
+                    JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + ";\n" + ending),
+                    JdbcStatement.of(ROLLBACK_TO_CALLBACK_SAVEPOINT + ";\n" + render(FAIL_KEY, quotedSchema) + ";\n" + ending));
+        }
+    }
 
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
     ExecutorSql(String schema) {
@@ -394,6 +460,9 @@ final class ExecutorSql {
         this.releaseLease = JdbcStatement.of(render(RELEASE_LEASE, quoted));
         this.failLeasedKey = JdbcStatement.of(render(FAIL_LEASED_KEY, quoted));
         this.completeKeyWithEvents = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted));
+        this.thenCommit = new Completions(quoted, COMMIT);
+        this.thenReleaseClaim = new Completions(quoted, RELEASE_CLAIM_SAVEPOINT);
+        this.claimInCallersTransaction = JdbcStatement.of(CLAIM_SAVEPOINT + ";\n" + claimForCallback.namedSql());
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
         this.dueGeneration = render(DUE_GENERATION, quoted);
@@ -412,8 +481,9 @@ final class ExecutorSql {
     }
 
     private static String render(String template, String quotedSchema) {
-        return template.replace("<settled>", SETTLED).replace("<events_with_positions>", EVENTS_WITH_POSITIONS)
-                .replace("<consumed>", CONSUMED).replace("<schema>", quotedSchema);
+        return template.replace("<settled>", SETTLED).replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
+                .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<consumed>", CONSUMED)
+                .replace("<schema>", quotedSchema);
     }
 
     private static String renderGeneration(String template, String quotedSchema, int generation) {

@@ -32,10 +32,12 @@ final class JdbcStatement {
     /** A {@code :name} parameter; {@code ::type} casts are not parameters. */
     private static final Pattern PARAMETER = Pattern.compile("(?<!:):([a-zA-Z][a-zA-Z0-9_]*)");
 
+    private final String namedSql;
     private final String sql;
     private final Map<String, int[]> positions;
 
-    private JdbcStatement(String sql, Map<String, int[]> positions) {
+    private JdbcStatement(String namedSql, String sql, Map<String, int[]> positions) {
+        this.namedSql = namedSql;
         this.sql = sql;
         this.positions = positions;
     }
@@ -53,7 +55,7 @@ final class JdbcStatement {
         matcher.appendTail(positional);
         Map<String, int[]> positions = new HashMap<>();
         found.forEach((name, list) -> positions.put(name, list.stream().mapToInt(Integer::intValue).toArray()));
-        return new JdbcStatement(positional.toString(), Map.copyOf(positions));
+        return new JdbcStatement(namedSql, positional.toString(), Map.copyOf(positions));
     }
 
     /** A statement being bound and run on one connection. */
@@ -118,14 +120,16 @@ final class JdbcStatement {
         }
 
         /**
-         * Runs statements sent in one execution (separated by {@code ;}) whose first result is rows;
-         * returns those rows, to be read before {@link #nextRows()}.
+         * Runs statements sent in one execution (separated by {@code ;}); returns the rows of the first
+         * that returns any (statements without rows before it, such as a savepoint, are skipped), to
+         * be read before {@link #nextRows()}.
          */
         ResultSet executeAll() throws SQLException {
-            if (!statement.execute()) {
-                throw new SQLException("the statement's first result was an update count, not rows: " + sql);
+            ResultSet rows = statement.execute() ? statement.getResultSet() : nextRows();
+            if (rows == null) {
+                throw new SQLException("none of the statements returned rows: " + sql);
             }
-            return statement.getResultSet();
+            return rows;
         }
 
         /** After {@link #executeAll()}: the next statement's rows, skipping results without any; null when none is left. */
@@ -181,6 +185,20 @@ final class JdbcStatement {
         }
     }
 
+    /**
+     * Runs this statement, or the statements it holds ({@code ;}-separated, sent with one Sync), on
+     * {@code connection} for their effect; their results are not read, so each must check itself in
+     * SQL what it needs (a failing statement fails the call, and PostgreSQL skips those after it).
+     */
+    void execute(Connection connection, Binding binding) {
+        try (Call call = on(connection)) {
+            binding.bind(call);
+            call.statement.execute();
+        } catch (SQLException e) {
+            throw failure(e);
+        }
+    }
+
     /** Runs this query on {@code connection}; returns its first row, read by {@code reader}, if any. */
     <R> Optional<R> queryFirst(Connection connection, Binding binding, RowReader<R> reader) {
         try (Call call = on(connection)) {
@@ -191,6 +209,11 @@ final class JdbcStatement {
         } catch (SQLException e) {
             throw failure(e);
         }
+    }
+
+    /** The SQL as written, with {@code :name} parameters, to build a longer statement from. */
+    String namedSql() {
+        return namedSql;
     }
 
     /** The SQL sent to the driver, with {@code ?} for each parameter. */

@@ -1,11 +1,9 @@
 package dev.idempotency.jdbc;
 
-import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotentCallback;
 import dev.idempotency.core.Outcome;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.util.Optional;
 import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Handle;
@@ -16,7 +14,7 @@ import org.postgresql.core.TransactionState;
 
 /**
  * Runs a call inside the transaction the caller has open, on its connection: no begin or commit of
- * our own. A savepoint taken before the claim bounds what the call leaves in the caller's
+ * our own. A savepoint taken with the claim ({@link ExecutorSql#CLAIM_SAVEPOINT}) bounds what the call leaves in the caller's
  * transaction: a replay or a failure rolls back to it (the key row, the callback's writes and the
  * claim's lock_timeout setting are gone, whatever the caller then does); a first run or a stored
  * business failure keeps what it wrote, which then commits or rolls back with the caller.
@@ -25,7 +23,6 @@ final class JoinedTransactionRunner {
     private final CallerTransaction caller;
     private final KeyClaims claims;
     private final CallbackRunner callbacks;
-    private final TransactionOwner owner;
     /** The connection {@link #handles} hands out, set only while a handle is being opened. */
     private final ThreadLocal<Connection> opening = new ThreadLocal<>();
     /**
@@ -39,7 +36,6 @@ final class JoinedTransactionRunner {
         this.caller = caller;
         this.claims = claims;
         this.callbacks = callbacks;
-        this.owner = TransactionOwner.caller(caller);
         this.handles = Jdbi.create(new ConnectionFactory() {
             @Override
             public Connection openConnection() {
@@ -64,35 +60,38 @@ final class JoinedTransactionRunner {
         return current;
     }
 
-    /** Claims the key in the caller's transaction on {@code connection}, then replays or runs the callback. */
+    /**
+     * Claims the key in the caller's transaction on {@code connection}, then replays or runs the
+     * callback. Round trips besides the callback's own: a first run two (the claim with both
+     * savepoints and the key read; the completion with the claim savepoint's release), a replay two
+     * (the claim; the rollback to and release of the claim savepoint).
+     */
     <T, X extends Exception> Outcome<T> run(Connection connection, String key, String tenant, byte[] digest,
                                             Class<T> resultType,
                                             IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
         requireNotAborted(connection, key, tenant);
         try (Handle handle = open(connection)) {
-            Savepoint beforeClaim = savepoint(connection);
             Optional<StoredKey> stored;
             try {
-                stored = claims.claim(handle, key, tenant, digest, null, null);
+                stored = claims.claimInCallersTransaction(handle, key, tenant, digest);
             } catch (RuntimeException e) {
-                undo(connection, beforeClaim, e);
+                undo(connection, e);
                 throw e;
             }
             if (stored.isPresent()) {
                 // A replay writes nothing; this also puts back the lock_timeout the claim set to the wait budget.
-                undo(connection, beforeClaim, null);
+                undo(connection, null);
                 return claims.replay(stored.get(), key, tenant, digest, resultType);
             }
+            TransactionOwner.Joined owner = TransactionOwner.joined(caller);
             try {
-                Outcome<T> outcome = callbacks.run(handle, key, tenant, resultType, callback, owner);
-                release(connection, beforeClaim);
-                return outcome;
-            } catch (BusinessFailure failure) {
-                // Stored in the caller's transaction: it persists if, and only if, the caller commits.
-                release(connection, beforeClaim);
-                throw failure;
+                // Stores the outcome (a business failure too: it persists if, and only if, the caller commits)
+                // and releases the claim savepoint in the same flush.
+                return callbacks.runInCallersTransaction(handle, key, tenant, resultType, callback, owner);
             } catch (Throwable e) {
-                undo(connection, beforeClaim, e);
+                if (!owner.released()) {
+                    undo(connection, e);
+                }
                 throw e;
             }
         }
@@ -129,33 +128,17 @@ final class JoinedTransactionRunner {
         }
     }
 
-    private static Savepoint savepoint(Connection connection) {
-        try {
-            return connection.setSavepoint();
-        } catch (SQLException e) {
-            throw JdbcStatement.failure(e);
-        }
-    }
-
-    private static void release(Connection connection, Savepoint savepoint) {
-        try {
-            connection.releaseSavepoint(savepoint);
-        } catch (SQLException e) {
-            throw JdbcStatement.failure(e);
-        }
-    }
-
     /**
-     * Rolls the caller's transaction back to {@code savepoint} and releases it. Failing to, after
-     * {@code failure}, adds to it: the caller's transaction is then unusable, and its rollback undoes all.
+     * Rolls the caller's transaction back to the claim's savepoint and releases it, in one flush.
+     * Failing to, after {@code failure}, adds to it: the caller's transaction is then unusable, and
+     * its rollback undoes all.
      */
-    private static void undo(Connection connection, Savepoint savepoint, Throwable failure) {
+    private static void undo(Connection connection, Throwable failure) {
         try {
-            connection.rollback(savepoint);
-            connection.releaseSavepoint(savepoint);
-        } catch (SQLException e) {
+            JdbcStatement.executeUnnamed(connection, ExecutorSql.UNDO_CLAIM);
+        } catch (RuntimeException e) {
             if (failure == null) {
-                throw JdbcStatement.failure(e);
+                throw e;
             }
             failure.addSuppressed(e);
         }

@@ -54,7 +54,7 @@ final class KeyClaims {
     Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest,
                               Long leaseToken, Double leaseSeconds) {
         try {
-            return claimRounds(handle.getConnection(), key, tenant, digest, leaseToken, leaseSeconds, false);
+            return claimRounds(handle.getConnection(), key, tenant, digest, leaseToken, leaseSeconds, sql.claimKey);
         } catch (RuntimeException e) {
             throw claimFailure(e, key, tenant);
         }
@@ -68,7 +68,21 @@ final class KeyClaims {
      */
     Optional<StoredKey> claimThenSavepoint(Handle handle, String key, String tenant, byte[] digest) {
         try {
-            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, true);
+            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, sql.claimForCallback);
+        } catch (RuntimeException e) {
+            throw claimFailure(e, key, tenant);
+        }
+    }
+
+    /**
+     * {@link #claimThenSavepoint} in the caller's transaction, after taking the claim's own savepoint
+     * there ({@link ExecutorSql#CLAIM_SAVEPOINT}), in the same flush
+     * ({@link ExecutorSql#claimInCallersTransaction}). Whatever it returns or throws, the claim's
+     * savepoint has been taken, unless the connection failed; the caller undoes or releases it.
+     */
+    Optional<StoredKey> claimInCallersTransaction(Handle handle, String key, String tenant, byte[] digest) {
+        try {
+            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, sql.claimInCallersTransaction);
         } catch (RuntimeException e) {
             throw claimFailure(e, key, tenant);
         }
@@ -87,8 +101,14 @@ final class KeyClaims {
         return DatabaseErrors.schemaMissing(e, config.schema(), "IdempotencyConfig.schema");
     }
 
+    /**
+     * Claims in rounds; {@code firstRound} is {@link ExecutorSql#claimKey} or one of the statements
+     * that send it with the callback's savepoint and the key's read. Later rounds send
+     * {@link ExecutorSql#claimForCallback} in the latter case: a claim savepoint is taken once.
+     */
     private Optional<StoredKey> claimRounds(Connection connection, String key, String tenant, byte[] digest,
-                                            Long leaseToken, Double leaseSeconds, boolean savepoint) {
+                                            Long leaseToken, Double leaseSeconds, JdbcStatement firstRound) {
+        boolean savepoint = firstRound != sql.claimKey;
         for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
             if (round > 0) {
                 // The last round's insert bounded lock_timeout and did not restore it; save the real one again.
@@ -96,7 +116,8 @@ final class KeyClaims {
             }
             boolean inserted;
             Optional<StoredKey> stored;
-            try (JdbcStatement.Call insert = (savepoint ? sql.claimForCallback : sql.claimKey).on(connection)) {
+            JdbcStatement claim = round == 0 ? firstRound : savepoint ? sql.claimForCallback : sql.claimKey;
+            try (JdbcStatement.Call insert = claim.on(connection)) {
                 insert.text("tenant", tenant).text("key", key).bytes("fingerprint", digest)
                         .bigint("leaseToken", leaseToken).number("leaseSeconds", leaseSeconds)
                         .number("retentionSeconds", retentionSeconds).text("waitBudget", waitBudgetSetting);

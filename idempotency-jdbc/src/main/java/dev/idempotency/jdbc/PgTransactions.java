@@ -15,10 +15,6 @@ import org.postgresql.core.TransactionState;
  * ROLLBACK, or our ROLLBACK another client's COMMIT, and nobody would see it.
  */
 final class PgTransactions {
-    /** Texts of our own, so that no other code on the connection can have prepared them under a name. */
-    private static final String COMMIT = "COMMIT /* idempotency executor */";
-    private static final String ROLLBACK = "ROLLBACK /* idempotency executor */";
-
     private PgTransactions() {
     }
 
@@ -71,13 +67,36 @@ final class PgTransactions {
             handle.commit();
             return;
         }
+        requireNotAborted(pg);
+        JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.COMMIT);
+        committed(handle);
+    }
+
+    /**
+     * Commits by running {@code lastStatements}, which end with {@link ExecutorSql#COMMIT}, after the
+     * same check as {@link #commit}; the commit then travels with them in one flush.
+     *
+     * @throws IllegalStateException as {@link #commit} does; nothing is sent then
+     */
+    static void commitWith(Handle handle, Runnable lastStatements) {
+        BaseConnection pg = pgjdbc(handle.getConnection());
+        if (pg != null) {
+            requireNotAborted(pg);
+        }
+        lastStatements.run();
+        committed(handle);
+    }
+
+    private static void requireNotAborted(BaseConnection pg) {
         if (pg.getTransactionState() == TransactionState.FAILED) {
             throw new IllegalStateException("PostgreSQL aborted this transaction after an error that was caught before "
                     + "the executor saw it (a statement failed inside the callback, or a pooler ran another client's "
                     + "statement); nothing was committed. Let errors of the callback's statements propagate.");
         }
-        JdbcStatement.executeUnnamed(handle.getConnection(), COMMIT);
-        // pgjdbc sees no open transaction and sends nothing; Jdbi and the pool learn that the transaction ended.
+    }
+
+    /** After our COMMIT: pgjdbc sees no open transaction and sends nothing; Jdbi and the pool learn that it ended. */
+    private static void committed(Handle handle) {
         handle.commit();
     }
 
@@ -86,7 +105,7 @@ final class PgTransactions {
         try {
             BaseConnection pg = pgjdbc(handle.getConnection());
             if (pg != null && pg.getTransactionState() != TransactionState.IDLE) {
-                JdbcStatement.executeUnnamed(handle.getConnection(), ROLLBACK);
+                JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK);
             }
         } finally {
             handle.rollback();

@@ -144,7 +144,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             }
             try (Handle handle = jdbi.open()) {
                 return PgTransactions.inTransaction(handle, () -> {
-                    // Round trips: claim (with the savepoint and the key read), the callback's own, completion, commit.
+                    // Round trips: the claim (with the savepoint and the key read), the callback's own, the completion with the commit.
                     Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest);
                     if (stored.isPresent()) {
                         PgTransactions.commit(handle);
@@ -233,7 +233,10 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         synchronized (this) {
             if (!poolerChecked) {
                 try {
-                    PoolerProbe.check(jdbi, "the idempotent executor");
+                    PoolerProbe.Verdict verdict = PoolerProbe.check(jdbi, "the idempotent executor");
+                    // Where no pooler can hand our named statements to another client, COMMIT may be one of them.
+                    callbacks.commitWithCompletion(verdict == PoolerProbe.Verdict.DIRECT
+                            || verdict == PoolerProbe.Verdict.TRACKED || verdict == PoolerProbe.Verdict.UNNAMED);
                 } catch (PoolerBreaksPreparedStatementsException e) {
                     log.error("{}", e.getMessage());
                     poolerRefusal = e;

@@ -147,6 +147,24 @@ class InvalidInputTest {
         assertNothingStored(key);
     }
 
+    /** The completion checks its own row in SQL, so the COMMIT sent with it in one flush commits nothing. */
+    @Test
+    void aCallbackThatDeletesItsOwnKeyRowCommitsNothingAndTheNextCallRunsAgain() {
+        String key = newKey();
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> executor.run(key, "t1", tx -> {
+            insertPayment(tx, 1);
+            tx.handle().createUpdate("DELETE FROM idempotency_keys WHERE tenant_id = :t AND idempotency_key = :k")
+                    .bind("t", tx.tenant()).bind("k", tx.key()).execute();
+            tx.outbox().publish("payments", key, Map.of("amount", 1));
+            return 1L;
+        }));
+
+        assertTrue(e.getMessage().contains("was not in its transaction"), e.getMessage());
+        assertNothingStored(key);
+        assertEquals(2L, executor.run(key, "t1", tx -> 2L).result());
+    }
+
     @Test
     void aCallbackThatCommitsTheTransactionItselfLeavesAStoredFailureNotAStuckKey() {
         String key = newKey();

@@ -138,6 +138,77 @@ class JoinCallerTransactionTest {
     }
 
     @Test
+    void aFirstRunWaitsForPostgresTwiceBesidesTheCallbacksOwnStatementsAndAReplayTwice() throws Exception {
+        PostgresIdempotentExecutor executor = joining(() -> { });
+        caller.inTransaction(true, connection -> executor.run(newKey(), "t1", tx -> insertPayment(tx, 1)));
+        String key = newKey();
+        AtomicInteger firstRun = new AtomicInteger();
+        AtomicInteger replay = new AtomicInteger();
+
+        Outcome<Long> replayed = caller.inTransaction(true, connection -> {
+            RoundTrips.count(firstRun, () -> executor.run(key, "t1", tx -> insertPayment(tx, 2)));
+            return RoundTrips.count(replay, () -> executor.run(key, "t1", tx -> insertPayment(tx, 3)));
+        });
+
+        assertTrue(replayed.replayed());
+        assertEquals(1, db.payments(key, "t1"));
+        // The claim with both savepoints and the key read, the callback's insert, the completion with the release.
+        assertEquals(3, firstRun.get());
+        // The claim, then the rollback to and release of its savepoint.
+        assertEquals(2, replay.get());
+    }
+
+    @Test
+    void aCallInsideACallbackThatFailsIsUndoneToItsOwnSavepointAndTheOuterCallStillCommits() throws Exception {
+        PostgresIdempotentExecutor executor = joining(() -> { });
+        String outer = newKey();
+        String inner = newKey();
+
+        caller.inTransaction(true, connection -> executor.run(outer, "t1", tx -> {
+            long id = insertPayment(tx, 1);
+            assertThrows(IllegalArgumentException.class, () -> executor.run(inner, "t1", innerTx -> {
+                insertPayment(innerTx, 2);
+                throw new IllegalArgumentException("inner callback failed");
+            }));
+            return id;
+        }));
+
+        assertEquals("completed", db.keyRow(outer, "t1").get("status"));
+        assertEquals(1, db.payments(outer, "t1"));
+        assertEquals(0, db.keyRows(inner, "t1"));
+        assertEquals(0, db.payments(inner, "t1"));
+    }
+
+    @Test
+    void anOuterCallbackThatFailsAfterAnInnerRunUndoesBothAndKeepsTheCallersOwnWrites() throws Exception {
+        PostgresIdempotentExecutor executor = joining(() -> { });
+        String outer = newKey();
+        String inner = newKey();
+        String callersOwn = newKey();
+
+        caller.inTransaction(true, connection -> {
+            try (var statement = connection.prepareStatement(
+                    "INSERT INTO payments (tenant_id, request_key, amount) VALUES ('t1', ?, 7)")) {
+                statement.setString(1, callersOwn);
+                statement.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+            return assertThrows(IllegalStateException.class, () -> executor.run(outer, "t1", tx -> {
+                insertPayment(tx, 1);
+                executor.run(inner, "t1", innerTx -> insertPayment(innerTx, 2));
+                throw new IllegalStateException("outer callback failed");
+            }));
+        });
+
+        assertEquals(1, db.payments(callersOwn, "t1"));
+        assertEquals(0, db.keyRows(outer, "t1"));
+        assertEquals(0, db.keyRows(inner, "t1"));
+        assertEquals(0, db.payments(outer, "t1"));
+        assertEquals(0, db.payments(inner, "t1"));
+    }
+
+    @Test
     void aCallerTransactionThatReturnsAnAutoCommitConnectionIsRefusedAndNothingRuns() throws Exception {
         PostgresIdempotentExecutor executor = joining(() -> { });
         String key = newKey();

@@ -98,8 +98,10 @@ class PgBouncerTest {
      * The pool passes the check at the first call (prepareThreshold=0) and then hands out plain connections,
      * as if the pooler changed under a running executor: calls fail, with the fix named, and none
      * reports an outcome that did not commit. Here every client of the pooler is an executor, whose
-     * COMMIT and ROLLBACK are never named; a named ROLLBACK of some other application could still
-     * end a transaction under one of our named statements, which is why the first call refuses.
+     * ROLLBACK and separate COMMIT are never named (the COMMIT that the first call let travel with the
+     * completion is named with it once the connections name statements, which this load covers too);
+     * a named ROLLBACK of some other application could still end a transaction
+     * under one of our named statements, which is why the first call refuses.
      */
     @Test
     void behindAPoolerThatMixesUpStatementsNoCallReportsAnOutcomeThatDidNotCommit() throws Exception {
@@ -141,6 +143,27 @@ class PgBouncerTest {
             assertEquals(PoolerProbe.Verdict.DIRECT, PoolerProbe.check(fixture.jdbi, "test"));
             assertEquals(PoolerProbe.Verdict.UNNAMED, PoolerProbe.check(Jdbi.create(unnamed), "test"));
             assertEquals(PoolerProbe.Verdict.POOLER_NOT_MULTIPLEXING, PoolerProbe.check(Jdbi.create(session), "test"));
+        }
+    }
+
+    /**
+     * Session pooling looks to the check like a pooler it cannot clear, so the COMMIT is not sent with
+     * the completion (where pgjdbc would name it after 5 uses) but as a separate unnamed statement.
+     */
+    @Test
+    void behindAPoolerTheCheckCannotClearTheCommitIsASeparateRoundTrip() {
+        try (PrivatePgBouncer sessionMode = PrivatePgBouncer.start(4, "session");
+             HikariDataSource session = sessionMode.pool(2, "")) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(session).config(config()).build();
+            executor.run("session-warm", "t", tx -> 1L);
+            AtomicInteger roundTrips = new AtomicInteger();
+
+            Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run("session-first", "t", tx -> 2L));
+
+            assertEquals(2L, outcome.result());
+            assertEquals("completed", fixture.keyRow("session-first", "t").get("status"));
+            // The claim (with the savepoint and the key read), the completion, the COMMIT.
+            assertEquals(3, roundTrips.get());
         }
     }
 
