@@ -14,9 +14,14 @@ final class BenchmarkSql {
             INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload)
             VALUES (:tenant, :topic, :partitionKey, CAST(:payload AS jsonb))""";
 
-    /** Empties the tables before each cell, so every cell starts from the same table sizes. */
+    /**
+     * Empties the tables before each cell, so every cell starts from the same table sizes: the outbox's
+     * generation tables and retries, and the relay's positions and leases with them (a position names
+     * transactions of events that are gone).
+     */
     static final String TRUNCATE_TABLES = """
-            TRUNCATE <schema>.payments, <schema>.idempotency_keys, <schema>.outbox_events""";
+            TRUNCATE <schema>.payments, <schema>.idempotency_keys, <schema>.outbox_events, <schema>.outbox_retries,
+                     <schema>.outbox_relay_partitions, <schema>.outbox_relay_instances""";
 
     /** Flushes dirty pages before a cell, so no cell pays for an earlier cell's checkpoint. */
     static final String CHECKPOINT = "CHECKPOINT";
