@@ -61,7 +61,7 @@ final class RelayCost implements Section {
         List<ResultRow> rows = new ArrayList<>();
         Measurement alone = PaymentCalls.executor(run, WRITERS);
         long[] relayFacts = new long[2];
-        Measurement withRelay = executorWithRelay(run, relayFacts);
+        Measurement withRelay = executorWithRelay(run, WITH_RELAY_CELL, relayFacts, null);
         Measurement preV4Alone = preV4Writers(run, false, new long[2]);
         long[] preV4Facts = new long[2];
         Measurement preV4WithRelay = preV4Writers(run, true, preV4Facts);
@@ -123,9 +123,18 @@ final class RelayCost implements Section {
                 .target(Targets.atLeast("ops ratio", ratio, WRITER_RATIO_FLOOR));
     }
 
-    /** The executor at {@link #WRITERS} callers with one relay in the same JVM publishing what they commit. */
-    private static Measurement executorWithRelay(BenchmarkRun run, long[] relayFacts) throws Exception {
-        return run.cell(WITH_RELAY_CELL, WRITERS, () -> {
+    /** Work run beside the writers and the relay in a cell: started after the relay, closed after the load. */
+    @FunctionalInterface
+    interface Alongside {
+        AutoCloseable start() throws Exception;
+    }
+
+    /**
+     * The executor at {@link #WRITERS} callers with one relay in the same JVM publishing what they
+     * commit, as the cell {@code cell}; {@code alongside} (or null) runs beside them (section 8's sweeper).
+     */
+    static Measurement executorWithRelay(BenchmarkRun run, String cell, long[] relayFacts, Alongside alongside) throws Exception {
+        return run.cell(cell, WRITERS, () -> {
             AtomicLong published = new AtomicLong();
             try (HikariDataSource relayPool = run.database().pool("cost-relay", RelayBenchSettings.RELAY_POOL_SIZE);
                  HikariDataSource executorPool = run.database().pool("cost-executor", WRITERS);
@@ -137,8 +146,11 @@ final class RelayCost implements Section {
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
                 relay.start();
                 try {
-                    Measurement m = ClosedLoopLoad.run("executor-with-relay", WRITERS, run.warmup(PaymentCalls.EXECUTOR_CELL),
-                            run.settings().window(), () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
+                    Measurement m;
+                    try (AutoCloseable beside = alongside == null ? null : alongside.start()) {
+                        m = ClosedLoopLoad.run("executor-with-relay", WRITERS, run.warmup(PaymentCalls.EXECUTOR_CELL),
+                                run.settings().window(), () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
+                    }
                     relayFacts[0] = published.get();
                     relayFacts[1] = OutboxBacklog.builder(monitorPool).schema(run.database().schema()).build().pendingCount();
                     return m;
