@@ -209,18 +209,97 @@ final class ExecutorSql {
                 FOR UPDATE SKIP LOCKED)""";
 
     /**
-     * Deletes published outbox events older than the retention, a bounded batch at a time; locks only
-     * the rows it deletes, skipping any another sweeper holds (so no order is needed against
-     * deadlocks). The ids go through an array so that even a generic plan, which cannot see the
-     * batch size, looks them up by primary key instead of hash-joining the whole table.
+     * Retention of outbox events, step 1 of a rotation: the generation writers use now, if the last
+     * rotation is at least half a retention old. Locks the one row of outbox_generation until the
+     * rotation commits, so two sweepers never rotate at once; SKIP LOCKED lets a second sweeper go
+     * on without waiting (the first is rotating). Writers read this row without locks (the default
+     * of outbox_events.generation) and never wait on it. Events stay at least a retention because a
+     * generation, once left, is truncated only two rotations later.
      */
-    private static final String PURGE_PUBLISHED_EVENTS = """
-            DELETE FROM <schema>.outbox_events
-            WHERE id = ANY (ARRAY(
-                SELECT id FROM <schema>.outbox_events
-                WHERE status = 'published' AND published_at < now() - make_interval(secs => :retentionSeconds)
-                LIMIT :batchSize
-                FOR UPDATE SKIP LOCKED))""";
+    private static final String DUE_GENERATION = """
+            SELECT current_generation FROM <schema>.outbox_generation
+            WHERE rotated_at <= now() - make_interval(secs => :halfRetentionSeconds)
+            FOR UPDATE SKIP LOCKED""";
+
+    /**
+     * Bounds every lock wait of the rotation's transaction (its own setting, gone at commit): a
+     * sweeper queued for a partition's ACCESS EXCLUSIVE lock makes every later reader of that
+     * partition (the relays' reads of the whole outbox) queue behind it, so it gives up quickly
+     * and tries again at the next sweep instead.
+     */
+    private static final String ROTATION_LOCK_TIMEOUT = """
+            SELECT set_config('lock_timeout', :lockTimeout, true)""";
+
+    /**
+     * The event rows {@code e} of one generation table, each with its virtual partition's relay
+     * position {@code p} (none when no relay ever ran: then nothing is consumed), as V4's
+     * outbox_event_states view joins them.
+     */
+    private static final String EVENTS_WITH_POSITIONS = """
+            <schema>.outbox_events_<generation> e
+            LEFT JOIN <schema>.outbox_relay_partitions p
+                   ON p.partition_no = (e.ordering_hash & 2147483647)
+                                       % (SELECT nullif(count(*), 0) FROM <schema>.outbox_relay_partitions)""";
+
+    /**
+     * Whether such an event has been consumed by the relays (see V4): its partition's consumed
+     * snapshot sees its transaction, or the batch under way sees it and has passed its id.
+     */
+    private static final String CONSUMED = """
+            coalesce(pg_visible_in_snapshot(e.txid, p.consumed_snapshot)
+                     OR (pg_visible_in_snapshot(e.txid, p.batch_snapshot) AND e.id <= p.batch_cursor), false)""";
+
+    /**
+     * Step 2: counts the next generation's events, and those not consumed yet, BEFORE locking it,
+     * so the full scan holds only ACCESS SHARE (relays and writers go on) and a generation still in
+     * use is refused without ever taking the exclusive lock. Returns the statement's own snapshot:
+     * exactly the rows this count saw. Consumed is for good (relay positions only move forward).
+     */
+    private static final String COUNT_GENERATION = """
+            SELECT pg_current_snapshot()::text AS snapshot, count(*) AS events,
+                   count(*) FILTER (WHERE NOT <consumed>) AS unconsumed
+            FROM <events_with_positions>""";
+
+    /**
+     * Step 3: ACCESS EXCLUSIVE on the next generation's table until commit. It waits for every
+     * transaction still open that inserted into it (an inserter holds ROW EXCLUSIVE on the table
+     * its rows went to until it ends; writers into the current generation lock only that one) and
+     * for reads of the whole outbox under way, at most the lock_timeout. Once granted, nobody can
+     * add a row to it before the TRUNCATE.
+     */
+    private static final String LOCK_GENERATION = """
+            LOCK TABLE <schema>.outbox_events_<generation> IN ACCESS EXCLUSIVE MODE""";
+
+    /**
+     * Step 4, under that lock: the rows step 2 could not see, i.e. those of transactions that were
+     * in flight or not yet started at its snapshot (a transaction id below that snapshot's xmin had
+     * ended by then, so the index on txid bounds this to recent rows), counted and checked again.
+     */
+    private static final String COUNT_GENERATION_SINCE = """
+            SELECT count(*) AS events, count(*) FILTER (WHERE NOT <consumed>) AS unconsumed
+            FROM <events_with_positions>
+            WHERE e.txid >= pg_snapshot_xmin(CAST(:snapshot AS pg_snapshot))
+              AND NOT pg_visible_in_snapshot(e.txid, CAST(:snapshot AS pg_snapshot))""";
+
+    /**
+     * Step 5, under the same lock: removes the whole generation at once (no dead tuples, no
+     * per-row WAL). Every row in it was verified consumed; retry and dead-letter copies live in
+     * outbox_retries and stay.
+     */
+    private static final String TRUNCATE_GENERATION = """
+            TRUNCATE <schema>.outbox_events_<generation>""";
+
+    /**
+     * Step 6: writers go to the emptied generation from their next statement on (the row locked in
+     * step 1). A writer whose statement (or REPEATABLE READ snapshot) still sees the old value
+     * inserts into the generation just left, which stays two more rotations; one whose snapshot is
+     * older still may hit a table being rotated, and then waits for its lock or is checked under
+     * it like any row. rotated_at is the clock at the end: every writer that saw the old value
+     * started before it, so its event is kept at least a retention after its created_at.
+     */
+    private static final String SWITCH_GENERATION = """
+            UPDATE <schema>.outbox_generation
+            SET current_generation = :generation, rotated_at = clock_timestamp()""";
 
     /** Keys the sweeper failed because their lease ran out: outcomes an operator must reconcile. */
     private static final String LIST_UNKNOWN_OUTCOMES = """
@@ -255,6 +334,9 @@ final class ExecutorSql {
             WHERE tenant_id = :tenant AND idempotency_key = :key
               AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
 
+    /** The outbox's generation tables, outbox_events_0 to _2 (V4); writers use one, the sweeper empties the next. */
+    static final int GENERATIONS = 3;
+
     /** First key of the advisory lock pair: keeps our locks apart from the application's own. */
     static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
 
@@ -283,7 +365,14 @@ final class ExecutorSql {
     final JdbcStatement completeKeyWithEvents;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
-    final String purgePublishedEvents;
+    final String dueGeneration;
+    final String rotationLockTimeout;
+    /** Per generation 0, 1, 2: {@link #COUNT_GENERATION} and the statements after it, on that table. */
+    final String[] countGeneration = new String[GENERATIONS];
+    final String[] lockGeneration = new String[GENERATIONS];
+    final String[] countGenerationSince = new String[GENERATIONS];
+    final String[] truncateGeneration = new String[GENERATIONS];
+    final String switchGeneration;
     final String listUnknownOutcomes;
     final String resolveUnknownAsCompleted;
     final String resolveUnknownAsFailed;
@@ -307,7 +396,15 @@ final class ExecutorSql {
         this.completeKeyWithEvents = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted));
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
-        this.purgePublishedEvents = render(PURGE_PUBLISHED_EVENTS, quoted);
+        this.dueGeneration = render(DUE_GENERATION, quoted);
+        this.rotationLockTimeout = ROTATION_LOCK_TIMEOUT;
+        for (int generation = 0; generation < GENERATIONS; generation++) {
+            countGeneration[generation] = renderGeneration(COUNT_GENERATION, quoted, generation);
+            lockGeneration[generation] = renderGeneration(LOCK_GENERATION, quoted, generation);
+            countGenerationSince[generation] = renderGeneration(COUNT_GENERATION_SINCE, quoted, generation);
+            truncateGeneration[generation] = renderGeneration(TRUNCATE_GENERATION, quoted, generation);
+        }
+        this.switchGeneration = render(SWITCH_GENERATION, quoted);
         this.listUnknownOutcomes = render(LIST_UNKNOWN_OUTCOMES, quoted);
         this.resolveUnknownAsCompleted = render(RESOLVE_UNKNOWN_AS_COMPLETED, quoted);
         this.resolveUnknownAsFailed = render(RESOLVE_UNKNOWN_AS_FAILED, quoted);
@@ -315,6 +412,11 @@ final class ExecutorSql {
     }
 
     private static String render(String template, String quotedSchema) {
-        return template.replace("<settled>", SETTLED).replace("<schema>", quotedSchema);
+        return template.replace("<settled>", SETTLED).replace("<events_with_positions>", EVENTS_WITH_POSITIONS)
+                .replace("<consumed>", CONSUMED).replace("<schema>", quotedSchema);
+    }
+
+    private static String renderGeneration(String template, String quotedSchema, int generation) {
+        return render(template, quotedSchema).replace("<generation>", Integer.toString(generation));
     }
 }

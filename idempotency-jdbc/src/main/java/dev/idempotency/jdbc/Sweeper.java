@@ -17,25 +17,30 @@ import org.slf4j.LoggerFactory;
  * Keeps the tables clean: fails {@code processing} keys whose lease ran out (their outcome is
  * unknown, so a retry sees a failure instead of running the external step again; such a key is
  * kept, whatever its retention, until an operator resolves it with {@link UnknownOutcomes}),
- * deletes settled keys past their retention, and deletes published outbox events past theirs. Every statement touches at most
- * one batch and commits on its own, so no lock is held long; rows another sweeper or a caller holds
- * are skipped, so several instances can run side by side.
+ * deletes settled keys past their retention, and removes outbox events past theirs. Key statements
+ * touch at most one batch and commit on their own, so no lock is held long; rows another sweeper or
+ * a caller holds are skipped, so several instances can run side by side. Events go a whole
+ * generation table at a time, by TRUNCATE, and only once the relays consumed every event in it
+ * (see {@link Builder#publishedEventRetention}); retries and dead letters are never removed.
  */
 public final class Sweeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
 
     /**
-     * Rows per statement unless {@link Builder#batchSize} says otherwise. With the other defaults a
-     * sweep purges up to 5,000,000 rows of each kind; measured (benchmarks, section 8) that sustains
-     * well over the 19,000 events/s three relays publish on a 2-core machine.
+     * Keys per statement unless {@link Builder#batchSize} says otherwise. With the other defaults a
+     * sweep purges up to 5,000,000 expired keys; measured (benchmarks, section 8) that sustains about
+     * 60,000 keys/s on a 2-core machine.
      */
     public static final int DEFAULT_BATCH_SIZE = 5000;
-    /** Batches of each kind per sweep unless {@link Builder#maxBatchesPerSweep} says otherwise. */
+    /** Batches of keys of each kind per sweep unless {@link Builder#maxBatchesPerSweep} says otherwise. */
     public static final int DEFAULT_MAX_BATCHES_PER_SWEEP = 1000;
     /** Pause between sweeps unless {@link Builder#interval} says otherwise. */
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
 
-    /** What one sweep changed. */
+    /**
+     * What one sweep changed; {@code eventsPurged} is how many events the generation it truncated held
+     * (0 when it truncated none).
+     */
     public record Result(int leasesFailed, int keysPurged, int eventsPurged) {
     }
 
@@ -45,7 +50,7 @@ public final class Sweeper implements AutoCloseable {
     private final int batchSize;
     private final int maxBatches;
     private final Duration interval;
-    private final double publishedEventRetentionSeconds;
+    private final GenerationRotation rotation;
     private ScheduledExecutorService scheduler;
     /** Set by {@link #close()}: a long sweep under way stops after its current batch. */
     private volatile boolean closed;
@@ -57,17 +62,22 @@ public final class Sweeper implements AutoCloseable {
         this.batchSize = builder.batchSize;
         this.maxBatches = builder.maxBatchesPerSweep;
         this.interval = builder.interval;
-        this.publishedEventRetentionSeconds = builder.publishedEventRetention.toMillis() / 1000.0;
+        this.rotation = new GenerationRotation(jdbi, sql, builder.publishedEventRetention);
     }
 
-    /** A sweeper on {@code dataSource}, with defaults: schema {@code idempotency}, up to 1,000 batches of 5,000 rows of each kind every 30 s. */
+    /**
+     * A sweeper on {@code dataSource}, with defaults: schema {@code idempotency}, up to 1,000 batches of
+     * 5,000 keys of each kind every 30 s, events kept 24 hours.
+     */
     public static Builder builder(DataSource dataSource) {
         return new Builder(RedactedErrors.withoutArgumentsInMessages(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource"))));
     }
 
     /**
-     * Sweeps once, batch by batch, until each kind of work is done or {@code maxBatchesPerSweep}
-     * batches of it ran.
+     * Sweeps once: keys batch by batch, until each kind of work is done or {@code maxBatchesPerSweep}
+     * batches of it ran; then the outbox's generations, if a rotation is due. A rotation refused
+     * (events not consumed yet) or that could not get its lock within a second is logged at WARN
+     * and tried again at the next sweep.
      *
      * @throws SchemaNotMigratedException the tables are not in the configured schema
      */
@@ -76,28 +86,22 @@ public final class Sweeper implements AutoCloseable {
         int keys;
         int events;
         try {
-            leases = repeat(sql.failExpiredLeases, false);
-            keys = repeat(sql.purgeExpiredKeys, false);
-            events = repeat(sql.purgePublishedEvents, true);
+            leases = repeat(sql.failExpiredLeases);
+            keys = repeat(sql.purgeExpiredKeys);
+            events = closed ? 0 : (int) Math.min(Integer.MAX_VALUE, rotation.rotateIfDue());
         } catch (RuntimeException e) {
             throw DatabaseErrors.schemaMissing(e, schema, "Sweeper.Builder.schema");
         }
         if (leases + keys + events > 0) {
-            log.info("sweep: {} expired leases failed, {} expired keys purged, {} published events purged", leases, keys, events);
+            log.info("sweep: {} expired leases failed, {} expired keys purged, {} outbox events removed", leases, keys, events);
         }
         return new Result(leases, keys, events);
     }
 
-    private int repeat(String statement, boolean withEventRetention) {
+    private int repeat(String statement) {
         int total = 0;
         for (int batch = 0; batch < maxBatches && !closed; batch++) {
-            int changed = jdbi.withHandle(h -> {
-                var update = h.createUpdate(statement).bind("batchSize", batchSize);
-                if (withEventRetention) {
-                    update.bind("retentionSeconds", publishedEventRetentionSeconds);
-                }
-                return update.execute();
-            });
+            int changed = jdbi.withHandle(h -> h.createUpdate(statement).bind("batchSize", batchSize).execute());
             total += changed;
             if (changed < batchSize) {
                 break;
@@ -170,13 +174,13 @@ public final class Sweeper implements AutoCloseable {
             return this;
         }
 
-        /** Rows per statement; 1 to 100,000. Smaller batches hold locks for less time. */
+        /** Keys per statement; 1 to 100,000. Smaller batches hold locks for less time. Events are not deleted by rows. */
         public Builder batchSize(int batchSize) {
             this.batchSize = batchSize;
             return this;
         }
 
-        /** Upper bound on batches of each kind per sweep, so one sweep cannot run unbounded; 1 to 100,000. */
+        /** Upper bound on batches of keys of each kind per sweep, so one sweep cannot run unbounded; 1 to 100,000. */
         public Builder maxBatchesPerSweep(int maxBatchesPerSweep) {
             this.maxBatchesPerSweep = maxBatchesPerSweep;
             return this;
@@ -188,7 +192,14 @@ public final class Sweeper implements AutoCloseable {
             return this;
         }
 
-        /** How long published outbox events are kept; zero deletes them at the next sweep. */
+        /**
+         * How long outbox events are kept at least, from their {@code created_at}. The outbox's three
+         * generation tables rotate every half retention (a sweep truncates the next one if due), so an
+         * event goes between one and one and a half retentions after it was written (plus up to three
+         * sweep intervals), and never before the relays consumed it: a generation holding an event not
+         * consumed yet is not truncated (WARN) until they have. Zero: each sweep rotates once, so an
+         * event goes within three sweeps, once consumed.
+         */
         public Builder publishedEventRetention(Duration publishedEventRetention) {
             this.publishedEventRetention = publishedEventRetention;
             return this;

@@ -93,10 +93,42 @@ final class ExecutorFixture implements BeforeAllCallback, AfterAllCallback, Befo
                 .bind("t", tenant).bind("k", key).mapToMap().one());
     }
 
+    /** The events of a key as a user sees them, with their state from the outbox_event_states view (V4). */
     List<Map<String, Object>> outboxRows(String tenant, String partitionKey) {
-        return jdbi.withHandle(h -> h.createQuery("SELECT id, tenant_id, topic, partition_key, payload::text AS payload, "
-                        + "headers::text AS headers, status FROM outbox_events WHERE tenant_id = :t AND partition_key = :k ORDER BY id")
+        return jdbi.withHandle(h -> h.createQuery("SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload, "
+                        + "e.headers::text AS headers, s.status FROM outbox_events e JOIN outbox_event_states s ON s.id = e.id "
+                        + "WHERE e.tenant_id = :t AND e.partition_key = :k ORDER BY e.id")
                 .bind("t", tenant).bind("k", partitionKey).mapToMap().list());
+    }
+
+    /** Inserts {@code count} events into generation table {@code generation}, one key each, as a writer that read that generation. */
+    void insertEvents(int generation, int count) {
+        schema.execute("INSERT INTO outbox_events (generation, tenant_id, topic, partition_key, payload) SELECT " + generation
+                + ", 't1', 'payments', 'p' || g, '{}' FROM generate_series(1, " + count + ") g");
+    }
+
+    /**
+     * Stands in for relays (V4 positions): {@code partitions} virtual partitions whose consumed
+     * snapshot is now, so every event committed so far counts as consumed.
+     */
+    void relaysConsumedEverything(int partitions) {
+        schema.execute("INSERT INTO outbox_relay_partitions (partition_no) SELECT g FROM generate_series(0, " + (partitions - 1)
+                + ") g ON CONFLICT DO NOTHING; UPDATE outbox_relay_partitions SET consumed_snapshot = pg_current_snapshot()");
+    }
+
+    /** The generation writers insert into now. */
+    int currentGeneration() {
+        return jdbi.withHandle(h -> h.createQuery("SELECT current_generation FROM outbox_generation").mapTo(Integer.class).one());
+    }
+
+    /** Sets when the generations last rotated, e.g. {@code "31 minutes"} ago. */
+    void lastRotatedAgo(String interval) {
+        schema.execute("UPDATE outbox_generation SET rotated_at = now() - interval '" + interval + "'");
+    }
+
+    /** Events in generation table {@code generation}. */
+    long eventsIn(int generation) {
+        return jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_events_" + generation).mapTo(Long.class).one());
     }
 
     private long count(String sql, String tenant, String key) {

@@ -62,20 +62,6 @@ class SweeperTest {
     }
 
     @Test
-    void publishedEventsArePurgedAfterTheirRetentionAndNothingElse() {
-        insertEvent("published", "now() - interval '2 hours'", 3);
-        insertEvent("published", "now() - interval '10 minutes'", 2);
-        insertEvent("pending", null, 2);
-        insertEvent("dead", null, 1);
-
-        Sweeper.Result result = sweeper().publishedEventRetention(Duration.ofHours(1)).build().sweepOnce();
-
-        assertEquals(3, result.eventsPurged());
-        int remaining = db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_events").mapTo(Integer.class).one());
-        assertEquals(5, remaining);
-    }
-
-    @Test
     void twoSweepersSideBySideShareTheWorkWithoutErrorsOrDoubleCounting() throws Exception {
         db.schema.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, expires_at) "
                 + "SELECT 't1', 'k' || g, 'completed', '1', now() - interval '1 minute' FROM generate_series(1, 2000) g");
@@ -132,12 +118,6 @@ class SweeperTest {
         db.schema.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, lease_token, "
                 + "lease_expires_at, expires_at) VALUES ('t1', '" + key + "', '" + status + "', " + result + ", "
                 + lease + ", " + expiresAt + ")");
-    }
-
-    private void insertEvent(String status, String publishedAt, int count) {
-        db.schema.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload, status, published_at) "
-                + "SELECT 't1', 'payments', 'p' || g, '{}', '" + status + "', " + (publishedAt == null ? "NULL" : publishedAt)
-                + " FROM generate_series(1, " + count + ") g");
     }
 
     private int countKeys() {
