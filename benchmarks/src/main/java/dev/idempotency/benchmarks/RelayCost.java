@@ -162,7 +162,7 @@ final class RelayCost implements Section {
     }
 
     /** The executor at {@link #WRITERS} callers on the pre-V4 schema, with or without a pre-V4 drain loop. */
-    private static Measurement preV4Writers(BenchmarkRun run, boolean withRelay, long[] relayFacts) throws Exception {
+    static Measurement preV4Writers(BenchmarkRun run, boolean withRelay, long[] relayFacts) throws Exception {
         String cell = PRE_V4 + (withRelay ? WITH_RELAY_CELL : PaymentCalls.EXECUTOR_CELL + ", no relay");
         return run.cell(cell, WRITERS, () -> {
             PreV4Schema preV4 = run.database().preV4();
@@ -190,7 +190,7 @@ final class RelayCost implements Section {
     }
 
     /** A design whose drain section 9 measures: where its outbox is, how it is filled and drained. */
-    private interface Design {
+    interface Design {
         /** What the design's rows start with. */
         String prefix();
 
@@ -236,7 +236,7 @@ final class RelayCost implements Section {
         };
     }
 
-    private static Design preV4(BenchmarkRun run) {
+    static Design preV4(BenchmarkRun run) {
         return new Design() {
             public String prefix() {
                 return PRE_V4;
@@ -265,14 +265,14 @@ final class RelayCost implements Section {
     }
 
     /** What one drain cost the database: its rate, WAL and dead tuples, and the counters they come from. */
-    private record DrainCost(double eventsPerSecond, double walBytes, double walRecords, double fullPageImages,
+    record DrainCost(double eventsPerSecond, double walBytes, double walRecords, double fullPageImages,
                              double quietWalBytesPerSecond, double deadTuples, double updates, double hotUpdates,
                              double deletes, double bytesBefore, double bytesAfter, double positionsDeadTuples,
                              double positionsUpdates, boolean statsComplete) {
     }
 
     /** Medians over the repetitions of a drain of {@code events} written beforehand. */
-    private static DrainCost drainCost(BenchmarkRun run, Design design, int events) throws Exception {
+    static DrainCost drainCost(BenchmarkRun run, Design design, int events) throws Exception {
         List<DrainCost> runs = new ArrayList<>();
         String schema = design.schema();
         try (HikariDataSource pool = run.database().pool("cost-stats", 1)) {
