@@ -10,7 +10,8 @@ import org.jdbi.v3.core.statement.TemplateEngine;
 
 /**
  * How far the relays are behind, for gauges: the number of pending events and the age of the oldest
- * one, both read from the database (ages by the database clock). Each call is one query.
+ * one, both read from the database (ages by the database clock). Each call is one query, which reads
+ * the events past the relays' positions by the txid index (cheap when the relays keep up).
  */
 public final class OutboxBacklog {
     private final Jdbi jdbi;
@@ -30,7 +31,10 @@ public final class OutboxBacklog {
         this.oldestPendingAge = sql.oldestPendingAge;
     }
 
-    /** Events not yet published nor dead-lettered (including those waiting for a retry). */
+    /**
+     * Events not yet published nor dead-lettered: those no relay position has passed yet (all of them
+     * before the first relay ran), plus those waiting in outbox_retries.
+     */
     public long pendingCount() {
         return jdbi.withHandle(h -> h.createQuery(countPending).mapTo(Long.class).one());
     }

@@ -6,30 +6,39 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs one batch: claims due events of the held partitions, publishes them in waves, then marks the
- * outcomes with one fenced statement each (published, failed, dead).
+ * Runs one cycle: first the due retries of the held partitions (outbox_retries), then one page of the
+ * publish path (events by snapshot difference, see {@link OutboxPositions}); each is published in
+ * waves, then settled with one fenced statement.
  *
  * <p>A wave holds at most one event per ordering key, so one publish call never carries two events
- * of a key, and a key's next event goes out only after the broker acknowledged the previous one. The
- * first event of a key that does not succeed (retry, rejection, undecodable, lease no longer safe)
- * ends that key for the batch: its later events stay pending behind it. Other keys go on.
+ * of a key, and a key's next event goes out only after the broker acknowledged the previous one. On
+ * the publish path an event whose attempt fails goes to outbox_retries with its backoff, and so do
+ * its key's later events (they follow it there, in id order), as do the events of a key that already
+ * has a pending retry; other keys go on, and the page's position passes them all. A rejected, out of
+ * attempts or undecodable event is dead-lettered and its key goes on.
  *
- * <p>An UNAVAILABLE result (the broker cannot be reached) is not an attempt: its event is left as it
- * was, the batch ends after that wave, and {@link PublisherOutage} makes the relay pause as a whole.
+ * <p>An UNAVAILABLE result (the broker cannot be reached) is not an attempt: its event and the rest
+ * of the page stay unsettled (the position stops before them), the cycle ends after that wave, and
+ * {@link PublisherOutage} makes the relay pause as a whole. So does a lease no longer safe to publish
+ * under, for that partition's events.
  */
 final class OutboxDispatcher {
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
+    /** Batches found read to their end in a row, each closed with a write, before a cycle gives way. */
+    private static final int MAX_EMPTY_PAGES = 4;
 
-    private final OutboxEventStore store;
+    private final OutboxPositions positions;
+    private final RetryQueue retries;
     private final PartitionLeases leases;
     private final TimeLimitedPublisher publisher;
     private final RetryBackoff backoff;
@@ -38,9 +47,11 @@ final class OutboxDispatcher {
     private final RelayFailureLog failures;
     private final PublisherOutage outage;
 
-    OutboxDispatcher(OutboxEventStore store, PartitionLeases leases, TimeLimitedPublisher publisher,
-                     OutboxRelayConfig config, OutboxRelayListener listener, PublisherOutage outage) {
-        this.store = store;
+    OutboxDispatcher(OutboxPositions positions, RetryQueue retries, PartitionLeases leases,
+                     TimeLimitedPublisher publisher, OutboxRelayConfig config, OutboxRelayListener listener,
+                     PublisherOutage outage) {
+        this.positions = positions;
+        this.retries = retries;
         this.leases = leases;
         this.publisher = publisher;
         this.backoff = new RetryBackoff(config.backoffBase(), config.backoffMax());
@@ -50,42 +61,86 @@ final class OutboxDispatcher {
         this.outage = outage;
     }
 
-    /** Claims, publishes and marks one batch; returns how many events it claimed (0: nothing due). */
+    /** Publishes the due retries, then one page; returns how many events it read (0: nothing to do). */
     int dispatchBatch() throws InterruptedException {
-        List<ClaimedEvent> batch = store.claim(leases.publishable());
-        if (batch.isEmpty()) {
-            return 0;
-        }
-        Outcomes outcomes = new Outcomes();
-        Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues = new LinkedHashMap<>();
-        for (ClaimedEvent event : batch) {
-            queues.computeIfAbsent(event.key(), k -> new ArrayDeque<>()).add(event);
-        }
-        try {
-            List<ClaimedEvent> wave;
-            // After a wave found the broker unavailable, the rest of the batch waits for the outage to end.
-            while (!(wave = nextWave(queues, outcomes)).isEmpty() && publishWave(wave, queues, outcomes)) {
+        int read = 0;
+        List<ClaimedEvent> due = retries.claim(leases.publishable());
+        if (!due.isEmpty()) {
+            read += due.size();
+            Settlement outcomes = new Settlement();
+            boolean reachable;
+            try {
+                reachable = publishInWaves(due, outcomes, false);
+            } finally {
+                // Whatever happened, what the broker already acknowledged is recorded.
+                dropFenced(retries.settle(outcomes));
             }
-        } finally {
-            // Whatever happened, what the broker already acknowledged is marked.
-            outcomes.mark();
+            if (!reachable) {
+                return read;
+            }
         }
-        return batch.size();
+        OutboxPositions.Page page = positions.read(leases.publishable());
+        // A batch under way whose last page was full but had nothing after it: close it, read on.
+        for (int i = 0; i < MAX_EMPTY_PAGES && page.events().isEmpty() && page.continuation(); i++) {
+            dropFenced(positions.settle(page, new Settlement()));
+            page = positions.read(leases.publishable());
+        }
+        if (page.events().isEmpty()) {
+            return read;
+        }
+        Settlement outcomes = new Settlement();
+        try {
+            publishInWaves(page.events(), outcomes, true);
+        } finally {
+            dropFenced(positions.settle(page, outcomes));
+        }
+        return read + page.events().size();
     }
 
-    /** Heads of the remaining queues; a head that cannot be sent ends its key (dead-lettered or left pending). */
-    private List<ClaimedEvent> nextWave(Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues, Outcomes outcomes) {
+    /**
+     * Publishes events (in id order) in waves and sorts the results into {@code outcomes}; false when
+     * the broker was unavailable. {@code publishPath}: held-back events and a failed event's followers
+     * are diverted to outbox_retries; on the retry path they simply stay where they are.
+     */
+    private boolean publishInWaves(List<ClaimedEvent> events, Settlement outcomes, boolean publishPath)
+            throws InterruptedException {
+        Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues = new LinkedHashMap<>();
+        Set<ClaimedEvent.OrderingKey> diverted = new HashSet<>();
+        for (ClaimedEvent event : events) {
+            if (publishPath && (event.heldBack() || diverted.contains(event.key()))) {
+                // Its key has a pending retry: it follows that retry, in id order.
+                diverted.add(event.key());
+                outcomes.diverted.add(event);
+            } else {
+                queues.computeIfAbsent(event.key(), k -> new ArrayDeque<>()).add(event);
+            }
+        }
+        while (!queues.isEmpty()) {
+            List<ClaimedEvent> wave = nextWave(queues, outcomes);
+            if (!wave.isEmpty() && !publishWave(wave, queues, outcomes, publishPath)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Heads of the remaining queues; a head that cannot be sent is dead-lettered or ends its key (unsettled). */
+    private List<ClaimedEvent> nextWave(Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues, Settlement outcomes) {
         List<ClaimedEvent> wave = new ArrayList<>();
         for (Iterator<Deque<ClaimedEvent>> it = queues.values().iterator(); it.hasNext(); ) {
-            ClaimedEvent head = it.next().peek();
+            Deque<ClaimedEvent> queue = it.next();
+            ClaimedEvent head = queue.peek();
             if (!leases.canPublish(head.partition(), head.epoch())) {
                 it.remove();
             } else if (!head.decoded()) {
                 failures.deadLettered(head, head.attempts(), RelayFailureLog.DeadLetterCause.UNDECODABLE,
                         head.decodeError());
-                outcomes.dead.add(new OutboxEventStore.DeadLetter(head, false, head.decodeError()));
+                outcomes.dead.add(new Settlement.Dead(head, head.attempts(), head.decodeError()));
                 notifyDead(head.id(), head.decodeError());
-                it.remove();
+                queue.poll();
+                if (queue.isEmpty()) {
+                    it.remove();
+                }
             } else {
                 wave.add(head);
             }
@@ -95,7 +150,7 @@ final class OutboxDispatcher {
 
     /** Publishes one wave and sorts its results; false when the broker was unavailable. */
     private boolean publishWave(List<ClaimedEvent> wave, Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues,
-                                Outcomes outcomes) throws InterruptedException {
+                                Settlement outcomes, boolean publishPath) throws InterruptedException {
         List<PublishResult> results = publisher.publish(wave.stream().map(ClaimedEvent::event).toList());
         long now = System.nanoTime();
         String unavailable = null;
@@ -107,34 +162,37 @@ final class OutboxDispatcher {
                 case PUBLISHED -> {
                     outcomes.published.add(event);
                     notifyPublished(event, Duration.ofMillis(event.ageMillis()).plusNanos(now - event.claimedAtNanos()));
-                    queue.poll();
-                    if (queue.isEmpty()) {
-                        queues.remove(event.key());
-                    }
+                    next(queues, event.key(), queue);
                 }
                 case RETRY -> {
                     int attempts = event.attempts() + 1;
                     if (attempts >= maxAttempts) {
                         String error = "gave up after " + attempts + " attempts: " + result.error();
-                        outcomes.dead.add(new OutboxEventStore.DeadLetter(event, true, error));
+                        outcomes.dead.add(new Settlement.Dead(event, attempts, error));
                         failures.deadLettered(event, attempts, RelayFailureLog.DeadLetterCause.RETRIES_EXHAUSTED,
                                 result.error());
                         notifyDead(event.id(), error);
+                        next(queues, event.key(), queue);
                     } else {
-                        outcomes.failed.add(new OutboxEventStore.FailedAttempt(event, backoff.delayMillis(attempts),
+                        outcomes.failed.add(new Settlement.Failed(event, attempts, backoff.delayMillis(attempts),
                                 result.error()));
                         failures.publishFailed(event.event(), result);
                         notifyFailed(event.event(), result.error());
+                        queue.poll();
+                        if (publishPath) {
+                            // The key's later events follow it to outbox_retries, so the position goes on.
+                            outcomes.diverted.addAll(queue);
+                        }
+                        queues.remove(event.key());
                     }
-                    queues.remove(event.key());
                 }
                 case REJECTED -> {
                     String error = "rejected: " + result.error();
-                    outcomes.dead.add(new OutboxEventStore.DeadLetter(event, true, error));
+                    outcomes.dead.add(new Settlement.Dead(event, event.attempts() + 1, error));
                     failures.deadLettered(event, event.attempts() + 1, RelayFailureLog.DeadLetterCause.REJECTED,
                             result.error());
                     notifyDead(event.id(), error);
-                    queues.remove(event.key());
+                    next(queues, event.key(), queue);
                 }
                 case UNAVAILABLE -> {
                     // Not an attempt: the event stays exactly as it was, first in its key.
@@ -151,21 +209,21 @@ final class OutboxDispatcher {
         return true;
     }
 
-    /** What a batch's waves produced, written at the end with one statement per kind. */
-    private final class Outcomes {
-        final List<ClaimedEvent> published = new ArrayList<>();
-        final List<OutboxEventStore.FailedAttempt> failed = new ArrayList<>();
-        final List<OutboxEventStore.DeadLetter> dead = new ArrayList<>();
+    /** Its key's next event becomes the head for the next wave. */
+    private static void next(Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues, ClaimedEvent.OrderingKey key,
+                             Deque<ClaimedEvent> queue) {
+        queue.poll();
+        if (queue.isEmpty()) {
+            queues.remove(key);
+        }
+    }
 
-        void mark() {
-            Map<Integer, Long> fenced = new HashMap<>(store.markPublished(published));
-            fenced.putAll(store.recordFailures(failed));
-            fenced.putAll(store.deadLetter(dead));
-            fenced.forEach(leases::drop);
-            if (!fenced.isEmpty()) {
-                log.warn("relay {} could not mark events of partitions {}: their leases were taken over or ran out;"
-                        + " the new owner publishes those events again", leases.instanceId(), fenced.keySet());
-            }
+    /** Forgets partitions whose fenced write found the lease gone; the new owner reads their events again. */
+    private void dropFenced(Map<Integer, Long> fenced) {
+        fenced.forEach(leases::drop);
+        if (!fenced.isEmpty()) {
+            log.warn("relay {} could not record progress of partitions {}: their leases were taken over or ran out;"
+                    + " the new owner publishes those events again", leases.instanceId(), fenced.keySet());
         }
     }
 

@@ -34,17 +34,23 @@ import org.slf4j.LoggerFactory;
  * call is outstanding: claims are plain reads and every write is a single autocommit statement.
  *
  * <h2>Batches</h2>
- * A batch takes the next ordering keys of the held partitions that have pending events, in a
- * circle over their hashes (so every key gets its turn, whatever the backlog of another), and for
- * each key its first {@link OutboxRelayConfig#maxEventsPerKey()} events in id order, skipping keys
- * whose earliest pending event waits for a retry. It is published in waves of at most one event per
+ * Writers only insert into the outbox; the relay writes nothing per event it publishes. Each
+ * partition has a position in {@code outbox_relay_partitions}: a consumed snapshot, and while a batch
+ * is under way that batch's snapshot and an id cursor. A batch is every event whose transaction is
+ * visible in a new snapshot and was not in the consumed one (found by the {@code txid} index), read
+ * in id order in pages of {@link OutboxRelayConfig#batchSize()}, cut so that no key has more than
+ * {@link OutboxRelayConfig#maxEventsPerKey()} events in a page. Writers of one ordering key draw ids
+ * under an advisory lock held to commit, so per key id order is commit order and a key's events
+ * never become visible out of order; a transaction still open when the batch's snapshot is taken
+ * (however long it runs) is in a later batch. A page is published in waves of at most one event per
  * key (a key's next event only after the broker acknowledged the previous one), with the broker's
- * acknowledgements of a wave awaited together, then marked with one statement per outcome.
+ * acknowledgements of a wave awaited together, then the position moves with one fenced statement.
  *
- * <h2>Fencing, and the window that remains</h2>
- * Every write to claimed events (published, failed, dead) is one statement that also checks that
+ *  * <h2>Fencing, and the window that remains</h2>
+ * Every write of the relay (a position, retries, dead letters) is one statement that also checks that
  * this relay still holds the partition with the epoch it claimed under and an unexpired lease; when
- * that check fails the relay drops the partition and the new owner publishes the events again.
+ * that check fails the relay drops the partition and the new owner publishes the events again from the
+ * stored position.
  * Before each publish call the relay also checks, on the local monotonic clock, that the lease
  * outlasts a whole publish call plus a safety margin ({@link OutboxRelayConfig#leaseSafetyMargin()}),
  * measured from before the renewal was sent; a relay that was paused finds its deadline passed and
@@ -58,14 +64,16 @@ import org.slf4j.LoggerFactory;
  * may see that event twice, the second time after later events of its key.
  *
  * <h2>Retries and dead letters</h2>
- * An event whose attempt fails is retried with exponential backoff and jitter; only later events of
- * its own key wait behind it. After {@link OutboxRelayConfig#maxAttempts()} attempts, at once when
+ * An event whose attempt fails is copied to {@code outbox_retries} with its backoff, and so are its
+ * key's later events as the relay reaches them, so the position goes on for every other key; the
+ * relay retries them there in id order per key, with exponential backoff and jitter, and deletes
+ * each once published. After {@link OutboxRelayConfig#maxAttempts()} attempts, at once when
  * the publisher rejects it, or when the row cannot be decoded, it is dead-lettered with its last
  * error and its key goes on; {@link OutboxDeadLetters} lists and requeues dead letters.
  *
  * <h2>Broker outages</h2>
- * A publish result of {@code UNAVAILABLE} (the broker cannot be reached) is no attempt: the event is
- * left as it was, and the relay pauses all publishing with exponential backoff (from
+ * A publish result of {@code UNAVAILABLE} (the broker cannot be reached) is no attempt: the position
+ * stops before the event, and the relay pauses all publishing with exponential backoff (from
  * {@link OutboxRelayConfig#backoffBase()}, doubling, at most the smaller of
  * {@link OutboxRelayConfig#backoffMax()} and 30 s) until a call reaches the broker again, so an outage
  * of any length dead-letters nothing and publishing resumes in order. The outage is logged once when
@@ -128,8 +136,8 @@ public final class OutboxRelay implements AutoCloseable {
         this.leases = new PartitionLeases(jdbi, config, sql);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
-        this.dispatcher = new OutboxDispatcher(new OutboxEventStore(jdbi, config, sql), leases, this.publisher, config, listener,
-                outage);
+        this.dispatcher = new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
+                this.publisher, config, listener, outage);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
         this.worker = daemon(this::work, "outbox-relay-worker-" + id);

@@ -69,12 +69,16 @@ public final class OutboxRelayConfig {
         return partitions;
     }
 
-    /** Most events claimed, published and marked as one batch. */
+    /** Most events read, published and recorded as one page (the position is written once per page). */
     public int batchSize() {
         return batchSize;
     }
 
-    /** Most events of one ordering key in one batch, so that a long backlog of one key cannot fill every batch. */
+    /**
+     * Most events of one ordering key in one page: a page is cut before the event that would exceed
+     * it, so that its waves (one event per key each, one after another) stay few; the events after the
+     * cut come in the next page. Also the most retries of one key published in one retry round.
+     */
     public int maxEventsPerKey() {
         return maxEventsPerKey;
     }
@@ -212,13 +216,13 @@ public final class OutboxRelayConfig {
             return this;
         }
 
-        /** Events per batch, 1 to 10000; default 100. */
+        /** Events per page, 1 to 10000; default 100. */
         public Builder batchSize(int batchSize) {
             this.batchSize = batchSize;
             return this;
         }
 
-        /** Events of one ordering key per batch, 1 to batchSize; default 10. */
+        /** Events of one ordering key per page, 1 to batchSize; default 10. */
         public Builder maxEventsPerKey(int maxEventsPerKey) {
             this.maxEventsPerKey = maxEventsPerKey;
             return this;

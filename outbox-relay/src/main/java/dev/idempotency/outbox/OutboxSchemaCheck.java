@@ -3,8 +3,9 @@ package dev.idempotency.outbox;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * Checks, before a relay starts, that the outbox table has what its promises rest on: the
- * {@code message_id} column of migration V3, and an id sequence with CACHE 1. Writers of one
+ * Checks, before a relay starts, that the outbox has what its promises rest on: the
+ * {@code message_id} column of migration V3, the insert-only outbox of migration V4 ({@code txid}
+ * column, {@code outbox_retries} table), and an id sequence with CACHE 1. Writers of one
  * ordering key draw their ids under an advisory lock held to commit, so ids follow commit order
  * only while no session pre-allocates a block of ids; with CACHE 20 one key's commits got ids 4,
  * 24, 5, and the relay would have published them out of order.
@@ -24,7 +25,8 @@ final class OutboxSchemaCheck {
     void verify() {
         Shape found = jdbi.withHandle(h -> h.createQuery(shape)
                 .map((rs, ctx) -> new Shape(rs.getBoolean("table_exists"), rs.getBoolean("has_message_id"),
-                        rs.getString("id_sequence"), rs.getObject("id_cache", Long.class)))
+                        rs.getBoolean("has_txid"), rs.getBoolean("has_retries"), rs.getString("id_sequence"),
+                        rs.getObject("id_cache", Long.class)))
                 .one());
         String table = "\"" + schema + "\".outbox_events";
         if (!found.tableExists() || !found.hasMessageId()) {
@@ -33,6 +35,13 @@ final class OutboxSchemaCheck {
                     + "; apply the library's migrations to schema '" + schema
                     + "' (IdempotencyMigrations.migrate(dataSource, \"" + schema + "\"), or the relay's run --migrate)");
         }
+        if (!found.hasTxid() || !found.hasRetries()) {
+            throw new OutboxSchemaException("outbox relay not started: " + table + " predates migration V4 (the"
+                    + " insert-only outbox: " + (found.hasTxid() ? "no outbox_retries table" : "no txid column")
+                    + "), which this relay reads; stop every relay of the old version, apply the library's migrations"
+                    + " to schema '" + schema + "' (IdempotencyMigrations.migrate(dataSource, \"" + schema
+                    + "\"), or the relay's run --migrate), then start relays of this version");
+        }
         if (found.idSequence() == null || found.idCache() == null) {
             throw new OutboxSchemaException("outbox relay not started: " + table + ".id draws from no sequence;"
                     + " the table was not made by the library's migrations; recreate it with them");
@@ -40,11 +49,12 @@ final class OutboxSchemaCheck {
         if (found.idCache() != 1) {
             throw new OutboxSchemaException("outbox relay not started: the id sequence " + found.idSequence() + " of "
                     + table + " has CACHE " + found.idCache() + ", so ids of one ordering key need not follow commit"
-                    + " order and events would be published out of order; fix: ALTER TABLE " + table
-                    + " ALTER COLUMN id SET CACHE 1");
+                    + " order and events would be published out of order; fix: ALTER SEQUENCE " + found.idSequence()
+                    + " CACHE 1");
         }
     }
 
-    private record Shape(boolean tableExists, boolean hasMessageId, String idSequence, Long idCache) {
+    private record Shape(boolean tableExists, boolean hasMessageId, boolean hasTxid, boolean hasRetries, String idSequence,
+                         Long idCache) {
     }
 }

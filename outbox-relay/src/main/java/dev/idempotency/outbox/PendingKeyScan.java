@@ -6,8 +6,8 @@ import java.util.Set;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * Chooses the ordering keys (by their 32-bit hash) of the next batch: it walks the hashes that have
- * pending events in a circle, resuming where the previous batch stopped, and keeps those of the
+ * Chooses the ordering keys (by their 32-bit hash) of the next retry round: it walks the hashes that have
+ * pending retries in a circle, resuming where the previous batch stopped, and keeps those of the
  * given partitions. Every key with pending events is visited in turn, each at the cost of one index
  * probe, so neither a key with a long backlog nor one waiting for a retry can starve the others.
  * Used by the worker thread only.
@@ -25,7 +25,7 @@ final class PendingKeyScan {
     PendingKeyScan(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
         this.partitions = config.partitions();
-        this.pendingKeys = sql.pendingKeys;
+        this.pendingKeys = sql.pendingRetryKeys;
     }
 
     private record PendingKey(int hash, int partition) {
@@ -70,7 +70,7 @@ final class PendingKeyScan {
         }
     }
 
-    /** Whether the last {@link #next} call went all the way round: every pending key has been visited since. */
+    /** Whether the last {@link #next} call went all the way round: every key with pending retries has been visited since. */
     boolean lapCompleted() {
         return lapCompleted;
     }

@@ -111,9 +111,10 @@ final class RelaySql {
     // ---- schema check at start ---------------------------------------------------------------
 
     /**
-     * What the relay needs of the outbox table, read from the catalogs (no lock): whether it exists,
-     * whether it has message_id (migration V3), its id sequence and that sequence's CACHE. The CASEs
-     * keep pg_get_serial_sequence, which fails on a missing table, from running when it is missing.
+     * What the relay needs of the outbox, read from the catalogs (no lock): whether the table exists,
+     * whether it has message_id (migration V3) and txid (V4), whether outbox_retries exists (V4), its id
+     * sequence and that sequence's CACHE. The CASEs keep pg_get_serial_sequence, which fails on a
+     * missing table, from running when it is missing.
      * Locks: none (catalog reads).
      */
     private static final String OUTBOX_TABLE_SHAPE = """
@@ -121,74 +122,96 @@ final class RelaySql {
                    EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
                            WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'message_id'
                              AND NOT a.attisdropped) AS has_message_id,
+                   EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'txid'
+                             AND NOT a.attisdropped) AS has_txid,
+                   to_regclass(t.retries) IS NOT NULL AS has_retries,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
                         THEN pg_get_serial_sequence(t.name, 'id') END AS id_sequence,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
                         THEN (SELECT s.seqcache FROM pg_catalog.pg_sequence s
                               WHERE s.seqrelid = pg_get_serial_sequence(t.name, 'id')::regclass) END AS id_cache
-            FROM (VALUES ('<schema>.outbox_events')) AS t(name)""";
+            FROM (VALUES ('<schema>.outbox_events', '<schema>.outbox_retries')) AS t(name, retries)""";
 
-    // ---- events ----------------------------------------------------------------------------
+    // ---- the publish path: snapshot differences --------------------------------------------
+
+    /** The columns every read of events returns, from outbox_events {@code e}; see {@code EventRow}. */
+    private static final String EVENT_COLUMNS = """
+            e.id, coalesce(e.message_id::text, e.id::text) AS message_id, e.tenant_id, e.topic, e.partition_key,
+                   e.payload::text AS payload, e.headers::text AS headers, e.created_at, 0 AS attempts,
+                   (e.ordering_hash & 2147483647) % :partitions AS partition_no,
+                   (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
+                   EXISTS (SELECT 1 FROM <schema>.outbox_retries r
+                           WHERE r.status = 'pending' AND r.ordering_hash = e.ordering_hash
+                             AND r.tenant_id = e.tenant_id AND r.topic = e.topic
+                             AND r.partition_key = e.partition_key) AS held_back""";
 
     /**
-     * Up to :limit distinct ordering hashes that have pending events, in hash order from :from on,
-     * with their partitions. A loose index scan: one index probe per hash, however many events it
-     * has, so a key with a long backlog costs no more to pass over than a key with one event.
-     * Locks: none. Claiming is by partition lease, not by row lock, so no lock is held while a broker
-     * call is outstanding.
+     * The positions of the given partitions, as stored.
+     * Locks: none (a plain read; only the partition's holder writes its position).
      */
-    private static final String PENDING_KEYS = """
-            WITH RECURSIVE pending_keys(ordering_hash, visited) AS (
-                (SELECT ordering_hash, 1 FROM <schema>.outbox_events
-                 WHERE status = 'pending' AND ordering_hash >= :from
-                 ORDER BY ordering_hash
-                 LIMIT 1)
-              UNION ALL
-                SELECT later.ordering_hash, pending_keys.visited + 1
-                FROM pending_keys CROSS JOIN LATERAL (
-                    SELECT e.ordering_hash FROM <schema>.outbox_events e
-                    WHERE e.status = 'pending' AND e.ordering_hash > pending_keys.ordering_hash
-                    ORDER BY e.ordering_hash
-                    LIMIT 1) later
-                WHERE pending_keys.visited < :limit
+    private static final String POSITIONS = """
+            SELECT partition_no, consumed_snapshot::text AS consumed, batch_snapshot::text AS batch, batch_cursor
+            FROM <schema>.outbox_relay_partitions
+            WHERE partition_no = ANY(:partitionNos)""";
+
+    /**
+     * The first page of a new batch: hi is this statement's own snapshot (pg_current_snapshot() is the
+     * statement's), so the rows it reads are exactly the events whose transaction is visible in hi; of
+     * them it keeps, per partition, those not visible in that partition's consumed snapshot (:los, one
+     * per partition, NULL for partitions not read), and returns the first :limit in id order with hi.
+     * The candidates are found by the txid index: an event not visible in lo either has a txid in lo's
+     * in-progress list or one at or above lo's xmax (below xmin is committed-and-visible or aborted);
+     * they are materialized before the sort, so the planner cannot walk the id index over the whole table.
+     * Locks: none; a plain read at the statement's snapshot.
+     */
+    private static final String DIFF_START = """
+            WITH hi AS MATERIALIZED (
+                SELECT pg_current_snapshot() AS snapshot
+            ), lo AS MATERIALIZED (
+                SELECT CAST(:los AS pg_snapshot[]) AS by_partition
+            ), bounds AS MATERIALIZED (
+                SELECT ARRAY(SELECT DISTINCT x FROM unnest(lo.by_partition) AS s, pg_snapshot_xip(s) AS x) AS xip,
+                       (SELECT min(pg_snapshot_xmax(s)) FROM unnest(lo.by_partition) AS s) AS xmax
+                FROM lo
+            ), candidates AS MATERIALIZED (
+                SELECT c.id, c.generation FROM <schema>.outbox_events c
+                WHERE (c.txid = ANY(CAST((SELECT xip FROM bounds) AS xid8[]))
+                       OR (c.txid >= (SELECT xmax FROM bounds) AND c.txid < (SELECT pg_snapshot_xmax(snapshot) FROM hi)))
+                  AND pg_visible_in_snapshot(c.txid, (SELECT snapshot FROM hi))
+                  AND NOT pg_visible_in_snapshot(c.txid,
+                          (SELECT by_partition FROM lo)[(c.ordering_hash & 2147483647) % :partitions + 1])
+            ), page AS (
+                SELECT id, generation FROM candidates ORDER BY id LIMIT :limit
             )
-            SELECT ordering_hash, (ordering_hash & 2147483647) % :partitions AS partition_no
-            FROM pending_keys
-            ORDER BY ordering_hash""";
+            SELECT """ + " " + EVENT_COLUMNS + """
+            , (SELECT snapshot::text FROM hi) AS hi
+            FROM page JOIN <schema>.outbox_events e ON e.id = page.id AND e.generation = page.generation
+            ORDER BY e.id""";
 
     /**
-     * The batch: for each given ordering hash its first :maxPerKey pending events in id order, less
-     * every event at or behind a not-yet-due event of its key; first events of every key before
-     * second ones, at most :batchSize, returned in id order. age_millis is now() - created_at.
-     * message_id is the event's UUID, or for a row written before migration V3 its id in decimal.
-     * Locks: none, as for {@link #PENDING_KEYS}.
+     * The next page of a batch under way: events visible in its snapshot :hi and not in their
+     * partition's consumed snapshot (:los), past their partition's cursor (:cursors; NULL for
+     * partitions not read), the first :limit in id order. It walks the primary key from the lowest cursor.
+     * Locks: none; a plain read.
      */
-    private static final String PENDING_EVENTS = """
-            SELECT * FROM (
-                SELECT * FROM (
-                    SELECT e.id, coalesce(e.message_id::text, e.id::text) AS message_id,
-                           e.tenant_id, e.topic, e.partition_key, e.payload::text AS payload,
-                           e.headers::text AS headers, e.created_at, e.attempts,
-                           (e.ordering_hash & 2147483647) % :partitions AS partition_no,
-                           (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
-                           bool_and(e.next_attempt_at <= now())
-                               OVER (PARTITION BY e.tenant_id, e.topic, e.partition_key ORDER BY e.id) AS due,
-                           row_number() OVER (PARTITION BY e.ordering_hash ORDER BY e.id) AS place
-                    FROM unnest(:hashes) AS k(ordering_hash)
-                    CROSS JOIN LATERAL (
-                        SELECT * FROM <schema>.outbox_events o
-                        WHERE o.status = 'pending' AND o.ordering_hash = k.ordering_hash
-                        ORDER BY o.id
-                        LIMIT :maxPerKey) e
-                ) fetched
-                WHERE due
-                ORDER BY place, id
-                LIMIT :batchSize
-            ) batch
-            ORDER BY id""";
+    private static final String DIFF_PAGE = """
+            WITH pos AS MATERIALIZED (
+                SELECT CAST(:los AS pg_snapshot[]) AS los, CAST(:cursors AS bigint[]) AS cursors,
+                       CAST(:hi AS pg_snapshot) AS hi
+            )
+            SELECT """ + " " + EVENT_COLUMNS + """
+            , (SELECT hi::text FROM pos) AS hi
+            FROM <schema>.outbox_events e
+            WHERE e.id > (SELECT min(c) FROM pos, unnest(pos.cursors) AS c)
+              AND e.id > (SELECT cursors FROM pos)[(e.ordering_hash & 2147483647) % :partitions + 1]
+              AND pg_visible_in_snapshot(e.txid, (SELECT hi FROM pos))
+              AND NOT pg_visible_in_snapshot(e.txid, (SELECT los FROM pos)[(e.ordering_hash & 2147483647) % :partitions + 1])
+            ORDER BY e.id
+            LIMIT :limit""";
 
     /**
-     * The fence of every write to claimed events: the claimed partitions this instance still holds
+     * The fence of every write for claimed events: the claimed partitions this instance still holds
      * with the same epoch and an unexpired lease. Each fenced write starts with it, so a paused old
      * owner's write changes nothing.
      * Locks: none on the partition rows: a takeover needs the lease to have run out, which {@code
@@ -204,50 +227,125 @@ final class RelaySql {
             """;
 
     /**
-     * Marks events published, but only those in partitions this instance still holds with the
-     * claimed epoch and an unexpired lease; returns the partitions that passed that check.
-     * Locks: the given event rows for this one autocommit statement; only the partition's holder writes
-     * them, so it waits at most for an operator's requeue.
+     * After a page, for the partitions this instance still holds (fenced like every write): copies the
+     * page's failed, dead and held-back events to outbox_retries, and moves each partition's position
+     * (:dones: the whole difference is consumed, so consumed_snapshot = :hi; otherwise batch_snapshot =
+     * :hi and batch_cursor = the partition's cursor). Returns the partitions that passed the fence. One
+     * statement, so the copies and the position that passes them commit together.
+     * Locks: the held partition rows (their position) for this one autocommit statement; inserts the
+     * retry rows. Nothing in outbox_events is written.
      */
-    private static final String MARK_PUBLISHED = HELD_PARTITIONS + """
-            , marked AS (
-                UPDATE <schema>.outbox_events e
-                SET status = 'published', published_at = now()
-                FROM held
-                WHERE e.id = ANY(:ids) AND e.status = 'pending'
-                  AND (e.ordering_hash & 2147483647) % :partitions = held.partition_no
+    private static final String SETTLE_PAGE = HELD_PARTITIONS + """
+            , moved AS (
+                INSERT INTO <schema>.outbox_retries
+                    (event_id, message_id, tenant_id, topic, partition_key, ordering_hash, payload, headers, created_at,
+                     status, attempts, next_attempt_at, last_error)
+                SELECT e.id, e.message_id, e.tenant_id, e.topic, e.partition_key, e.ordering_hash, e.payload, e.headers,
+                       e.created_at, m.status, m.attempts, now() + m.delay_millis * interval '1 millisecond', m.error
+                FROM unnest(:movedIds, :movedStatuses, :movedAttempts, :movedDelays, :movedErrors)
+                         WITH ORDINALITY AS m(id, status, attempts, delay_millis, error, n)
+                JOIN <schema>.outbox_events e ON e.id = m.id
+                JOIN held ON held.partition_no = (e.ordering_hash & 2147483647) % :partitions
+                ORDER BY m.n
+                ON CONFLICT (event_id) DO NOTHING
+            ), advanced AS (
+                UPDATE <schema>.outbox_relay_partitions p
+                SET consumed_snapshot = CASE WHEN s.done THEN CAST(:hi AS pg_snapshot) ELSE p.consumed_snapshot END,
+                    batch_snapshot = CASE WHEN s.done THEN NULL ELSE CAST(:hi AS pg_snapshot) END,
+                    batch_cursor = CASE WHEN s.done THEN NULL ELSE s.cursor END
+                FROM unnest(:partitionNos, :cursors, :dones) AS s(partition_no, cursor, done)
+                JOIN held ON held.partition_no = s.partition_no
+                WHERE p.partition_no = s.partition_no
             )
             SELECT partition_no FROM held""";
 
-    /**
-     * Records failed attempts (fenced like {@link #MARK_PUBLISHED}): attempts + 1, the next attempt
-     * after the given delay, the last error. Returns the partitions that passed the fence.
-     * Locks: the given event rows for this one statement, as {@link #MARK_PUBLISHED} does.
-     */
-    private static final String RECORD_FAILURES = HELD_PARTITIONS + """
-            , marked AS (
-                UPDATE <schema>.outbox_events e
-                SET attempts = e.attempts + 1,
-                    next_attempt_at = now() + failed.delay_millis * interval '1 millisecond',
-                    last_error = failed.error
-                FROM held, unnest(:ids, :delayMillis, :errors) AS failed(id, delay_millis, error)
-                WHERE e.id = failed.id AND e.status = 'pending'
-                  AND (e.ordering_hash & 2147483647) % :partitions = held.partition_no
-            )
-            SELECT partition_no FROM held""";
+    // ---- the retry path ----------------------------------------------------------------------
 
     /**
-     * Dead-letters events (fenced like {@link #MARK_PUBLISHED}) with their error; attempts grows by
-     * the given increment (0 for a row that could not be decoded). Returns the partitions that passed.
-     * Locks: the given event rows for this one statement, as {@link #MARK_PUBLISHED} does.
+     * Up to :limit distinct ordering hashes that have pending retries, in hash order from :from on,
+     * with their partitions. A loose index scan of the pending-by-key index: one probe per hash,
+     * however many retries its key has.
+     * Locks: none. Claiming is by partition lease, not by row lock.
      */
-    private static final String DEAD_LETTER = HELD_PARTITIONS + """
-            , marked AS (
-                UPDATE <schema>.outbox_events e
-                SET status = 'dead', attempts = e.attempts + dead.increment, last_error = dead.error
-                FROM held, unnest(:ids, :increments, :errors) AS dead(id, increment, error)
-                WHERE e.id = dead.id AND e.status = 'pending'
-                  AND (e.ordering_hash & 2147483647) % :partitions = held.partition_no
+    private static final String PENDING_RETRY_KEYS = """
+            WITH RECURSIVE pending_keys(ordering_hash, visited) AS (
+                (SELECT ordering_hash, 1 FROM <schema>.outbox_retries
+                 WHERE status = 'pending' AND ordering_hash >= :from
+                 ORDER BY ordering_hash
+                 LIMIT 1)
+              UNION ALL
+                SELECT later.ordering_hash, pending_keys.visited + 1
+                FROM pending_keys CROSS JOIN LATERAL (
+                    SELECT r.ordering_hash FROM <schema>.outbox_retries r
+                    WHERE r.status = 'pending' AND r.ordering_hash > pending_keys.ordering_hash
+                    ORDER BY r.ordering_hash
+                    LIMIT 1) later
+                WHERE pending_keys.visited < :limit
+            )
+            SELECT ordering_hash, (ordering_hash & 2147483647) % :partitions AS partition_no
+            FROM pending_keys
+            ORDER BY ordering_hash""";
+
+    /**
+     * The retries due now: for each given ordering hash its first :maxPerKey pending retries in event
+     * id order, less every one at or behind a not-yet-due retry of its key (a key's followers wait for
+     * its failed event); first events of every key before second ones, at most :batchSize, in id order.
+     * Locks: none, as for {@link #PENDING_RETRY_KEYS}.
+     */
+    private static final String PENDING_RETRIES = """
+            SELECT * FROM (
+                SELECT * FROM (
+                    SELECT r.event_id AS id, coalesce(r.message_id::text, r.event_id::text) AS message_id,
+                           r.tenant_id, r.topic, r.partition_key, r.payload::text AS payload,
+                           r.headers::text AS headers, r.created_at, r.attempts,
+                           (r.ordering_hash & 2147483647) % :partitions AS partition_no,
+                           (extract(epoch FROM now() - r.created_at) * 1000)::bigint AS age_millis,
+                           false AS held_back,
+                           bool_and(r.next_attempt_at <= now())
+                               OVER (PARTITION BY r.tenant_id, r.topic, r.partition_key ORDER BY r.event_id) AS due,
+                           row_number() OVER (PARTITION BY r.ordering_hash ORDER BY r.event_id) AS place
+                    FROM unnest(:hashes) AS k(ordering_hash)
+                    CROSS JOIN LATERAL (
+                        SELECT * FROM <schema>.outbox_retries o
+                        WHERE o.status = 'pending' AND o.ordering_hash = k.ordering_hash
+                        ORDER BY o.event_id
+                        LIMIT :maxPerKey) r
+                ) fetched
+                WHERE due
+                ORDER BY place, id
+                LIMIT :batchSize
+            ) batch
+            ORDER BY id""";
+
+    /**
+     * Records a retry round's outcomes, for partitions this instance still holds (fenced): published
+     * retries are deleted; failed ones get attempts + 1, their next attempt after :delays and the
+     * error; dead ones (rejected, out of attempts, undecodable) become dead letters. Returns the
+     * partitions that passed the fence. The only writes of the relay that touch single events, and
+     * only for events that failed once.
+     * Locks: the given retry rows for this one statement; only the partition's holder writes pending
+     * retries, so it waits at most for an operator's delete.
+     */
+    private static final String SETTLE_RETRIES = HELD_PARTITIONS + """
+            , outcome AS (
+                SELECT * FROM unnest(:ids, :actions, :increments, :delays, :errors)
+                    AS o(id, action, increment, delay_millis, error)
+            ), removed AS (
+                DELETE FROM <schema>.outbox_retries r
+                USING outcome o, held
+                WHERE r.event_id = o.id AND o.action = 'published' AND r.status = 'pending'
+                  AND (r.ordering_hash & 2147483647) % :partitions = held.partition_no
+            ), changed AS (
+                UPDATE <schema>.outbox_retries r
+                SET status = CASE WHEN o.action = 'dead' THEN 'dead' ELSE 'pending' END,
+                    attempts = r.attempts + o.increment,
+                    next_attempt_at = CASE WHEN o.action = 'failed'
+                                           THEN now() + o.delay_millis * interval '1 millisecond'
+                                           ELSE r.next_attempt_at END,
+                    last_error = o.error
+                FROM outcome o, held
+                WHERE r.event_id = o.id AND o.action <> 'published' AND r.status = 'pending'
+                  AND (r.ordering_hash & 2147483647) % :partitions = held.partition_no
             )
             SELECT partition_no FROM held""";
 
@@ -258,57 +356,82 @@ final class RelaySql {
      * Locks: none.
      */
     private static final String LIST_DEAD = """
-            SELECT id, coalesce(message_id::text, id::text) AS message_id, tenant_id, topic, partition_key,
-                   attempts, last_error, created_at
-            FROM <schema>.outbox_events
+            SELECT event_id AS id, coalesce(message_id::text, event_id::text) AS message_id, tenant_id, topic,
+                   partition_key, attempts, last_error, created_at
+            FROM <schema>.outbox_retries
             WHERE status = 'dead'
-            ORDER BY id
+            ORDER BY event_id
             LIMIT :limit""";
 
     /**
-     * Puts one dead letter back to pending with its attempts reset; its last error stays for reference.
+     * Puts one dead letter back to pending with its attempts reset, due now; its last error stays for
+     * reference. Its key's newer events then wait behind it, as behind any retry.
      * Locks: that one row for this statement; relays never write dead rows, so nobody waits.
      */
     private static final String REQUEUE_ONE = """
-            UPDATE <schema>.outbox_events
+            UPDATE <schema>.outbox_retries
             SET status = 'pending', attempts = 0, next_attempt_at = now()
-            WHERE id = :id AND status = 'dead'""";
+            WHERE event_id = :id AND status = 'dead'""";
 
     /**
      * Puts up to :limit dead letters back to pending (called until it changes none, so locks stay short).
-     * Locks: at most :limit dead rows per statement, so a large requeue never holds many locks for long;
-     * relays never write dead rows.
+     * Locks: at most :limit dead rows per statement; relays never write dead rows.
      */
     private static final String REQUEUE_SOME = """
-            UPDATE <schema>.outbox_events
+            UPDATE <schema>.outbox_retries
             SET status = 'pending', attempts = 0, next_attempt_at = now()
-            WHERE id IN (SELECT id FROM <schema>.outbox_events WHERE status = 'dead' ORDER BY id LIMIT :limit)
+            WHERE event_id IN (SELECT event_id FROM <schema>.outbox_retries WHERE status = 'dead'
+                               ORDER BY event_id LIMIT :limit)
               AND status = 'dead'""";
 
     /**
-     * How many events wait to be published.
-     * Locks: none.
+     * The outbox events no relay position has passed yet: with no partition rows (no relay ever ran)
+     * every event; otherwise those invisible in their partition's consumed snapshot and not passed by
+     * its batch under way, found by the txid index (in some consumed snapshot's in-progress list, or
+     * at or above the lowest consumed xmax). Used by the backlog statements below.
      */
-    private static final String COUNT_PENDING = """
-            SELECT count(*) FROM <schema>.outbox_events WHERE status = 'pending'""";
+    private static final String UNCONSUMED = """
+            WITH pos AS MATERIALIZED (
+                SELECT partition_no, consumed_snapshot AS c, batch_snapshot AS b, batch_cursor AS k
+                FROM <schema>.outbox_relay_partitions
+            ), bounds AS MATERIALIZED (
+                SELECT count(*) AS partitions,
+                       coalesce(min(pg_snapshot_xmax(c)), '0'::xid8) AS xmax,
+                       ARRAY(SELECT DISTINCT x FROM pos, pg_snapshot_xip(pos.c) AS x) AS xip
+                FROM pos
+            ), unconsumed AS (
+                SELECT e.created_at FROM <schema>.outbox_events e
+                LEFT JOIN pos ON pos.partition_no = (e.ordering_hash & 2147483647) % (SELECT nullif(partitions, 0) FROM bounds)
+                WHERE (e.txid = ANY(CAST((SELECT xip FROM bounds) AS xid8[])) OR e.txid >= (SELECT xmax FROM bounds))
+                  AND NOT coalesce(pg_visible_in_snapshot(e.txid, pos.c), false)
+                  AND NOT coalesce(pg_visible_in_snapshot(e.txid, pos.b) AND e.id <= pos.k, false)
+            )
+            """;
 
     /**
-     * Age of the oldest pending event in milliseconds (database clock), or no row when none is pending.
+     * How many events wait to be published: events no position has passed, plus pending retries.
      * Locks: none.
      */
-    private static final String OLDEST_PENDING_AGE = """
-            SELECT (extract(epoch FROM now() - created_at) * 1000)::bigint
-            FROM <schema>.outbox_events
-            WHERE status = 'pending'
-            ORDER BY id
-            LIMIT 1""";
+    private static final String COUNT_PENDING = UNCONSUMED + """
+            SELECT (SELECT count(*) FROM unconsumed)
+                 + (SELECT count(*) FROM <schema>.outbox_retries WHERE status = 'pending')""";
+
+    /**
+     * Age of the oldest pending event (unconsumed or a pending retry) in milliseconds (database
+     * clock), or NULL when none is pending.
+     * Locks: none.
+     */
+    private static final String OLDEST_PENDING_AGE = UNCONSUMED + """
+            SELECT (extract(epoch FROM now() - least(
+                       (SELECT min(created_at) FROM unconsumed),
+                       (SELECT min(created_at) FROM <schema>.outbox_retries WHERE status = 'pending'))) * 1000)::bigint""";
 
     /**
      * How many events are dead-lettered.
      * Locks: none.
      */
     private static final String COUNT_DEAD = """
-            SELECT count(*) FROM <schema>.outbox_events WHERE status = 'dead'""";
+            SELECT count(*) FROM <schema>.outbox_retries WHERE status = 'dead'""";
 
     final String lockPartitions;
     final String createPartitions;
@@ -319,11 +442,13 @@ final class RelaySql {
     final String renew;
     final String release;
     final String outboxTableShape;
-    final String pendingKeys;
-    final String pendingEvents;
-    final String markPublished;
-    final String recordFailures;
-    final String deadLetter;
+    final String positions;
+    final String diffStart;
+    final String diffPage;
+    final String settlePage;
+    final String pendingRetryKeys;
+    final String pendingRetries;
+    final String settleRetries;
     final String listDead;
     final String requeueOne;
     final String requeueSome;
@@ -343,11 +468,13 @@ final class RelaySql {
         this.renew = RENEW.replace("<schema>", quoted);
         this.release = RELEASE.replace("<schema>", quoted);
         this.outboxTableShape = OUTBOX_TABLE_SHAPE.replace("<schema>", quoted);
-        this.pendingKeys = PENDING_KEYS.replace("<schema>", quoted);
-        this.pendingEvents = PENDING_EVENTS.replace("<schema>", quoted);
-        this.markPublished = MARK_PUBLISHED.replace("<schema>", quoted);
-        this.recordFailures = RECORD_FAILURES.replace("<schema>", quoted);
-        this.deadLetter = DEAD_LETTER.replace("<schema>", quoted);
+        this.positions = POSITIONS.replace("<schema>", quoted);
+        this.diffStart = DIFF_START.replace("<schema>", quoted);
+        this.diffPage = DIFF_PAGE.replace("<schema>", quoted);
+        this.settlePage = SETTLE_PAGE.replace("<schema>", quoted);
+        this.pendingRetryKeys = PENDING_RETRY_KEYS.replace("<schema>", quoted);
+        this.pendingRetries = PENDING_RETRIES.replace("<schema>", quoted);
+        this.settleRetries = SETTLE_RETRIES.replace("<schema>", quoted);
         this.listDead = LIST_DEAD.replace("<schema>", quoted);
         this.requeueOne = REQUEUE_ONE.replace("<schema>", quoted);
         this.requeueSome = REQUEUE_SOME.replace("<schema>", quoted);

@@ -118,7 +118,7 @@ class ExactlyOnceEndToEndTest {
             }
 
             long events = count(jdbi, "SELECT count(*) FROM outbox_events");
-            long published = count(jdbi, "SELECT count(*) FROM outbox_events WHERE status = 'published'");
+            long published = count(jdbi, "SELECT count(*) FROM outbox_event_states WHERE status = 'published'");
             long shipments = count(jdbi, "SELECT count(*) FROM shipments");
             long distinctShipped = count(jdbi, "SELECT count(DISTINCT order_key) FROM shipments");
             long totalDeliveries = deliveries.values().stream().mapToInt(AtomicInteger::get).sum();

@@ -146,20 +146,22 @@ final class OutboxFixture implements BeforeAllCallback, AfterAllCallback, Before
                 + " FROM generate_series(1, " + count + ") n ORDER BY n RETURNING id");
     }
 
+    /** An event's state as operators see it (view outbox_event_states): pending, published or dead. */
     String status(long id) {
-        return string("SELECT status FROM outbox_events WHERE id = " + id);
+        return string("SELECT status FROM outbox_event_states WHERE id = " + id);
     }
 
     int attempts(long id) {
-        return (int) number("SELECT attempts FROM outbox_events WHERE id = " + id);
+        return (int) number("SELECT attempts FROM outbox_event_states WHERE id = " + id);
     }
 
     String lastError(long id) {
-        return string("SELECT last_error FROM outbox_events WHERE id = " + id);
+        return string("SELECT last_error FROM outbox_event_states WHERE id = " + id);
     }
 
+    /** How many events of view outbox_event_states (id, message_id, tenant_id, topic, partition_key, created_at, status, attempts, last_error) match. */
     long count(String where) {
-        return number("SELECT count(*) FROM outbox_events WHERE " + where);
+        return number("SELECT count(*) FROM outbox_event_states WHERE " + where);
     }
 
     /** Partition to owner of every partition whose lease is current. */

@@ -51,8 +51,9 @@ class OutboxRelayFencingTest {
     private OutboxDispatcher dispatcher(OutboxRelayConfig config, PartitionLeases leases) {
         Jdbi jdbi = OutboxRelay.jdbi(outbox.dataSource(), config);
         timeLimited = new TimeLimitedPublisher(zombiePublisher, config.publishTimeout(), "zombie-publish");
-        return new OutboxDispatcher(new OutboxEventStore(jdbi, config, new RelaySql(config.schema())), leases, timeLimited, config,
-                OutboxRelayListener.NONE, new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()));
+        RelaySql sql = new RelaySql(config.schema());
+        return new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
+                timeLimited, config, OutboxRelayListener.NONE, new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()));
     }
 
     /** What a paused holder cannot see: its lease ran out by the database clock and another instance took them. */
@@ -90,6 +91,10 @@ class OutboxRelayFencingTest {
         assertEquals("pending", outbox.status(willSucceed), "its 'published' mark was fenced off");
         assertEquals(0, outbox.attempts(willFail), "its failure record was fenced off");
         assertNull(outbox.lastError(willFail));
+        assertEquals("1:1:", outbox.string("SELECT consumed_snapshot::text FROM outbox_relay_partitions"),
+                "the zombie's position write was refused: the successor starts where the zombie started");
+        assertNull(outbox.string("SELECT batch_snapshot::text FROM outbox_relay_partitions"));
+        assertEquals(0, outbox.number("SELECT count(*) FROM outbox_retries"), "nor did its failure reach outbox_retries");
         assertEquals(Set.of(), zombie.held(), "the zombie noticed and dropped the partition");
         assertEquals(Map.of(0, "successor"), outbox.owners());
         assertEquals(Set.of(0), successor.held());

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * What a relay checks of the outbox table before it starts: the message_id column of migration V3,
- * and an id sequence that hands out ids one at a time (CACHE 1), on which per-key order rests.
+ * the insert-only outbox of V4, and an id sequence that hands out ids one at a time (CACHE 1), on
+ * which per-key order rests.
  */
 @Timeout(60)
 class OutboxSchemaCheckTest {
@@ -21,8 +22,8 @@ class OutboxSchemaCheckTest {
     @Test
     void aRelayRefusesToStartWhenTheIdSequenceCachesIdsAndTheStatementItNamesFixesIt() {
         try (OutboxFixture outbox = OutboxFixture.create("schema_cache")) {
-            outbox.execute("ALTER TABLE outbox_events ALTER COLUMN id SET CACHE 20");
-            String fix = "ALTER TABLE \"" + outbox.schema() + "\".outbox_events ALTER COLUMN id SET CACHE 1";
+            outbox.execute("ALTER SEQUENCE outbox_events_id_seq CACHE 20");
+            String fix = "ALTER SEQUENCE " + outbox.schema() + ".outbox_events_id_seq CACHE 1";
 
             OutboxSchemaException refused = assertThrows(OutboxSchemaException.class,
                     () -> OutboxRelay.builder(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()))
@@ -53,6 +54,22 @@ class OutboxSchemaCheckTest {
             assertEquals("outbox relay not started: \"" + outbox.schema() + "\".outbox_events has no message_id column;"
                     + " apply the library's migrations to schema '" + outbox.schema() + "' (IdempotencyMigrations.migrate("
                     + "dataSource, \"" + outbox.schema() + "\"), or the relay's run --migrate)", refused.getMessage());
+        }
+    }
+
+    @Test
+    void aRelayRefusesAnOutboxWithoutTheInsertOnlyTablesOfV4AndSaysHowToUpgrade() {
+        try (OutboxFixture outbox = OutboxFixture.createAtVersion("schema_v3", "3")) {
+            OutboxSchemaException refused = assertThrows(OutboxSchemaException.class,
+                    () -> OutboxRelay.builder(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()))
+                            .config(outbox.config("v3").build()).build().start());
+
+            assertEquals("outbox relay not started: \"" + outbox.schema() + "\".outbox_events predates migration V4 (the"
+                    + " insert-only outbox: no txid column), which this relay reads; stop every relay of the old"
+                    + " version, apply the library's migrations to schema '" + outbox.schema() + "'"
+                    + " (IdempotencyMigrations.migrate(dataSource, \"" + outbox.schema() + "\"), or the relay's run"
+                    + " --migrate), then start relays of this version", refused.getMessage());
+            assertEquals(0, outbox.number("SELECT count(*) FROM outbox_relay_partitions"), "nothing was started");
         }
     }
 

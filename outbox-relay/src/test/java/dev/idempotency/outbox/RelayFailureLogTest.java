@@ -107,7 +107,7 @@ class RelayFailureLogTest {
 
     private static ClaimedEvent claimed(OutboxEvent event) {
         return new ClaimedEvent(event.id(), new ClaimedEvent.OrderingKey(event.tenant(), event.topic(), event.partitionKey()),
-                0, 1, event.attempt() - 1, 0, System.nanoTime(), event, null);
+                0, 1, event.attempt() - 1, 0, System.nanoTime(), false, event, null);
     }
 
     private static String messageId(long id) {

@@ -1,0 +1,304 @@
+package dev.idempotency.outbox;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The publish path: reads pages of committed events by snapshot difference, and after each page moves
+ * the positions of its partitions with one fenced statement that also copies the page's failed and
+ * held-back events to {@code outbox_retries}. Nothing per event is updated or deleted.
+ *
+ * <p>Each virtual partition's position is (consumed snapshot lo; while a batch is under way, its
+ * snapshot hi and a cursor). A batch is the events visible in hi and not in lo, read in id order:
+ * writers of one ordering key draw ids under an advisory lock held to commit, so per key id order is
+ * commit order, and a snapshot that shows a key's later event shows its earlier ones. So no page
+ * skips an event nor reorders a key, within a batch and across batches; an event of a transaction
+ * still in progress at hi is in a later batch. Partitions whose batch is under way at the same hi and
+ * cursor are read together (such groups in turn), as are all partitions that start a new batch (they
+ * then share its hi). A page is cut where a key reaches maxEventsPerKey, for that key's partition only.
+ *
+ * <p>Used by the worker thread only. Positions are cached per lease epoch; a new lease reads the
+ * stored position, so a new owner goes on where the last fenced write of the old one left it.
+ */
+final class OutboxPositions {
+    /** A partition's position as stored; {@code batch} and {@code cursor} are both null or both set. */
+    record Position(long epoch, String consumed, String batch, Long cursor) {
+    }
+
+    /**
+     * One page: the events of the partitions {@code positions} read under snapshot {@code hi}, in id
+     * order. {@code full}: the batch goes on after {@code coveredTo} (every event of those partitions
+     * in the batch with an id up to it is in the page); otherwise the page ends the batch. {@code cuts}:
+     * partitions whose events were cut off (a key reached maxEventsPerKey) at that id, and after it.
+     * {@code continuation}: the partitions had a batch under way.
+     */
+    record Page(String hi, Map<Integer, Position> positions, List<ClaimedEvent> events, boolean full, long coveredTo,
+                Map<Integer, Long> cuts, boolean continuation) {
+        static final Page NONE = new Page(null, Map.of(), List.of(), false, 0, Map.of(), false);
+    }
+
+    private final Jdbi jdbi;
+    private final String instanceId;
+    private final int partitions;
+    private final int batchSize;
+    private final int maxEventsPerKey;
+    private final String positionsSql;
+    private final String diffStart;
+    private final String diffPage;
+    private final String settlePage;
+    private final Map<Integer, Position> known = new HashMap<>();
+    private int turn;
+
+    OutboxPositions(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
+        this.jdbi = jdbi;
+        this.instanceId = config.instanceId();
+        this.partitions = config.partitions();
+        this.batchSize = config.batchSize();
+        this.maxEventsPerKey = config.maxEventsPerKey();
+        this.positionsSql = sql.positions;
+        this.diffStart = sql.diffStart;
+        this.diffPage = sql.diffPage;
+        this.settlePage = sql.settlePage;
+    }
+
+    /**
+     * The next page for these partitions (partition to lease epoch): of a batch under way if any
+     * partition has one (those sharing its snapshot), else the first page of a new batch of all of them.
+     */
+    Page read(Map<Integer, Long> leases) {
+        if (leases.isEmpty()) {
+            return Page.NONE;
+        }
+        refresh(leases);
+        // Partitions whose batch is under way at the same snapshot and cursor are read together.
+        Map<String, Map<Integer, Position>> underWay = new TreeMap<>();
+        for (Map.Entry<Integer, Long> lease : leases.entrySet()) {
+            Position position = known.get(lease.getKey());
+            if (position.batch() != null) {
+                underWay.computeIfAbsent(position.batch() + "/" + position.cursor(), g -> new TreeMap<>())
+                        .put(lease.getKey(), position);
+            }
+        }
+        String[] los = new String[partitions];
+        List<EventRow> rows;
+        Map<Integer, Position> group;
+        String batchHi;
+        if (!underWay.isEmpty()) {
+            // In turn, so that a partition held back by a long run of one key does not hold back the others.
+            group = List.copyOf(underWay.values()).get(Math.floorMod(turn++, underWay.size()));
+            batchHi = group.values().iterator().next().batch();
+            String hi = batchHi;
+            Long[] cursors = new Long[partitions];
+            group.forEach((p, position) -> {
+                los[p] = position.consumed();
+                cursors[p] = position.cursor();
+            });
+            rows = jdbi.withHandle(h -> h.createQuery(diffPage)
+                    .bind("partitions", partitions)
+                    .bindArray("los", String.class, Arrays.asList(los))
+                    .bindArray("cursors", Long.class, Arrays.asList(cursors))
+                    .bind("hi", hi)
+                    .bind("limit", batchSize + 1)
+                    .map((rs, ctx) -> EventRow.read(rs))
+                    .list());
+        } else {
+            group = new TreeMap<>();
+            leases.keySet().forEach(p -> {
+                group.put(p, known.get(p));
+                los[p] = known.get(p).consumed();
+            });
+            List<String> his = new ArrayList<>(1);
+            rows = jdbi.withHandle(h -> h.createQuery(diffStart)
+                    .bind("partitions", partitions)
+                    .bindArray("los", String.class, Arrays.asList(los))
+                    .bind("limit", batchSize + 1)
+                    .map((rs, ctx) -> {
+                        if (his.isEmpty()) {
+                            his.add(rs.getString("hi"));
+                        }
+                        return EventRow.read(rs);
+                    })
+                    .list());
+            if (rows.isEmpty()) {
+                return Page.NONE;
+            }
+            batchHi = his.get(0);
+        }
+        return page(batchHi, group, rows, leases, !underWay.isEmpty());
+    }
+
+    /**
+     * Cuts the rows to a page: at most batchSize, and no key with more than maxEventsPerKey events; at
+     * a key that would exceed it, the rest of that key's partition is left for a later page, while the
+     * other partitions go on.
+     */
+    private Page page(String hi, Map<Integer, Position> group, List<EventRow> rows, Map<Integer, Long> leases,
+                      boolean continuation) {
+        boolean full = rows.size() > batchSize;
+        int end = Math.min(rows.size(), batchSize);
+        Map<ClaimedEvent.OrderingKey, Integer> perKey = new HashMap<>();
+        Map<Integer, Long> cuts = new HashMap<>();
+        long claimedAt = System.nanoTime();
+        List<ClaimedEvent> events = new ArrayList<>(end);
+        for (int i = 0; i < end; i++) {
+            EventRow row = rows.get(i);
+            if (cuts.containsKey(row.partition())) {
+                continue;
+            }
+            int count = perKey.merge(new ClaimedEvent.OrderingKey(row.tenant(), row.topic(), row.partitionKey()), 1,
+                    Integer::sum);
+            if (count > maxEventsPerKey) {
+                cuts.put(row.partition(), row.id());
+                continue;
+            }
+            events.add(row.decode(leases.get(row.partition()), claimedAt));
+        }
+        long coveredTo = full ? rows.get(end - 1).id() : Long.MAX_VALUE;
+        return new Page(hi, group, events, full, coveredTo, cuts, continuation);
+    }
+
+    /**
+     * Moves the page's partitions past what {@code outcomes} settled and copies its failed, dead and
+     * held-back events to outbox_retries, in one fenced statement. A partition's cursor stops before its
+     * first unsettled event; a partition whose batch was read to the end with everything settled gets
+     * hi as its consumed snapshot. Returns the partitions (to epoch) whose lease failed the fence.
+     */
+    Map<Integer, Long> settle(Page page, Settlement outcomes) {
+        if (page.positions().isEmpty()) {
+            return Map.of();
+        }
+        Set<Long> settled = outcomes.settledIds();
+        Map<Integer, Long> firstUnsettled = new HashMap<>();
+        Set<Integer> anySettled = new HashSet<>();
+        for (ClaimedEvent event : page.events()) {
+            if (settled.contains(event.id())) {
+                anySettled.add(event.partition());
+            } else {
+                firstUnsettled.putIfAbsent(event.partition(), event.id());
+            }
+        }
+        List<Integer> partitionNos = new ArrayList<>();
+        List<Long> epochs = new ArrayList<>();
+        List<Long> cursors = new ArrayList<>();
+        List<Boolean> dones = new ArrayList<>();
+        Map<Integer, Position> next = new LinkedHashMap<>();
+        page.positions().forEach((p, position) -> {
+            // The cursor stops before the first event not settled or not read (cut), else at the page's end.
+            long cursor = Long.MAX_VALUE;
+            if (firstUnsettled.containsKey(p)) {
+                cursor = firstUnsettled.get(p) - 1;
+            }
+            if (page.cuts().containsKey(p)) {
+                cursor = Math.min(cursor, page.cuts().get(p) - 1);
+            }
+            if (page.full()) {
+                cursor = Math.min(cursor, page.coveredTo());
+            }
+            Position moved;
+            if (cursor == Long.MAX_VALUE) {
+                moved = new Position(position.epoch(), page.hi(), null, null);
+            } else {
+                boolean readButNoneSettled = firstUnsettled.containsKey(p) && !anySettled.contains(p);
+                if (readButNoneSettled && (position.cursor() == null || position.cursor() == cursor)) {
+                    return; // nothing of this partition went out: its position stays
+                }
+                moved = new Position(position.epoch(), position.consumed(), page.hi(), cursor);
+            }
+            partitionNos.add(p);
+            epochs.add(position.epoch());
+            cursors.add(moved.cursor());
+            dones.add(moved.batch() == null);
+            next.put(p, moved);
+        });
+        if (partitionNos.isEmpty()) {
+            return Map.of();
+        }
+        Moved moved = Moved.of(outcomes);
+        List<Integer> held = jdbi.withHandle(h -> h.createQuery(settlePage)
+                .bind("instance", instanceId)
+                .bind("partitions", partitions)
+                .bind("hi", page.hi())
+                .bindArray("partitionNos", Integer.class, partitionNos)
+                .bindArray("epochs", Long.class, epochs)
+                .bindArray("cursors", Long.class, cursors)
+                .bindArray("dones", Boolean.class, dones)
+                .bindArray("movedIds", Long.class, moved.ids)
+                .bindArray("movedStatuses", String.class, moved.statuses)
+                .bindArray("movedAttempts", Integer.class, moved.attempts)
+                .bindArray("movedDelays", Long.class, moved.delays)
+                .bindArray("movedErrors", String.class, moved.errors)
+                .mapTo(Integer.class)
+                .list());
+        Map<Integer, Long> claimed = new LinkedHashMap<>();
+        for (int i = 0; i < partitionNos.size(); i++) {
+            claimed.put(partitionNos.get(i), epochs.get(i));
+        }
+        Map<Integer, Long> lost = RetryQueue.fenced(claimed, held);
+        next.forEach((p, position) -> {
+            if (lost.containsKey(p)) {
+                known.remove(p);
+            } else {
+                known.put(p, position);
+            }
+        });
+        return lost;
+    }
+
+    /** Loads the stored positions of partitions not known under their current lease epoch. */
+    private void refresh(Map<Integer, Long> leases) {
+        known.entrySet().removeIf(e -> !Long.valueOf(e.getValue().epoch()).equals(leases.get(e.getKey())));
+        List<Integer> missing = leases.keySet().stream().filter(p -> !known.containsKey(p)).sorted().toList();
+        if (missing.isEmpty()) {
+            return;
+        }
+        jdbi.useHandle(h -> h.createQuery(positionsSql)
+                .bindArray("partitionNos", Integer.class, missing)
+                .map((rs, ctx) -> {
+                    int p = rs.getInt("partition_no");
+                    long cursor = rs.getLong("batch_cursor");
+                    known.put(p, new Position(leases.get(p), rs.getString("consumed"), rs.getString("batch"),
+                            rs.wasNull() ? null : cursor));
+                    return p;
+                })
+                .list());
+    }
+
+    /** The page's events that go to outbox_retries, in id order, as the arrays of the settle statement. */
+    private static final class Moved {
+        final List<Long> ids = new ArrayList<>();
+        final List<String> statuses = new ArrayList<>();
+        final List<Integer> attempts = new ArrayList<>();
+        final List<Long> delays = new ArrayList<>();
+        final List<String> errors = new ArrayList<>();
+
+        static Moved of(Settlement outcomes) {
+            record Row(long id, String status, int attempts, long delay, String error) {
+            }
+            List<Row> rows = new ArrayList<>();
+            outcomes.failed.forEach(f -> rows.add(new Row(f.event().id(), "pending", f.attempts(), f.delayMillis(),
+                    RetryQueue.storable(f.error()))));
+            outcomes.dead.forEach(d -> rows.add(new Row(d.event().id(), "dead", d.attempts(), 0,
+                    RetryQueue.storable(d.error()))));
+            outcomes.diverted.forEach(e -> rows.add(new Row(e.id(), "pending", 0, 0, null)));
+            rows.sort(Comparator.comparingLong(Row::id));
+            Moved moved = new Moved();
+            for (Row row : rows) {
+                moved.ids.add(row.id());
+                moved.statuses.add(row.status());
+                moved.attempts.add(row.attempts());
+                moved.delays.add(row.delay());
+                moved.errors.add(row.error());
+            }
+            return moved;
+        }
+    }
+}

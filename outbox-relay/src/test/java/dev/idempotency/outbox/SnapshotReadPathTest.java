@@ -1,0 +1,195 @@
+package dev.idempotency.outbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The publish path reads committed events by snapshot difference: long-running transactions neither
+ * lose nor reorder events, a failing event and its key's later events move to outbox_retries while
+ * other keys go on, and publishing writes nothing per event.
+ */
+@Timeout(120)
+class SnapshotReadPathTest {
+    /** The executor's advisory lock space for outbox ordering keys (ExecutorSql.OUTBOX_LOCK_SPACE). */
+    private static final int OUTBOX_LOCK_SPACE = 0x1DE3_0B0C;
+
+    @RegisterExtension
+    final OutboxFixture outbox = OutboxFixture.migrated();
+    private final PublicationLog log = new PublicationLog();
+    private final RecordingPublisher publisher = new RecordingPublisher("a", log);
+
+    private PostgresIdempotentExecutor executor() {
+        return PostgresIdempotentExecutor.builder(outbox.dataSource()).config(IdempotencyConfig.builder()
+                .schema(outbox.schema()).waitBudget(Duration.ofSeconds(60)).build()).build();
+    }
+
+    /** Commits one event of key {@code partitionKey} (tenant t, topic orders) through the executor. */
+    private static void emit(PostgresIdempotentExecutor executor, String request, String partitionKey) {
+        executor.run(request, "t", String.class, tx -> {
+            tx.outbox().publish("orders", partitionKey, Map.of("request", request));
+            return request;
+        });
+    }
+
+    @Test
+    void anEventOfALongRunningTransactionIsPublishedWhenItCommitsAndItsKeysLaterEventAfterIt() throws Exception {
+        PostgresIdempotentExecutor executor = executor();
+        ExecutorService callers = Executors.newSingleThreadExecutor();
+        try (HikariDataSource pool = outbox.newPool(3);
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").build()).build();
+             HikariDataSource sessions = outbox.newPool(2);
+             Connection unrelated = sessions.getConnection();
+             Connection longRunning = sessions.getConnection()) {
+            relay.start();
+            // An unrelated transaction holding an xid, open throughout: it is in every snapshot's xip list.
+            unrelated.setAutoCommit(false);
+            try (Statement s = unrelated.createStatement()) {
+                s.execute("SELECT pg_current_xact_id()");
+            }
+            // The long transaction writes key K's first event the way the executor does: lock the key, then insert.
+            longRunning.setAutoCommit(false);
+            long first = insertUnderKeyLock(longRunning, "K");
+            // A later commit of K waits for that lock behind it, as the executor's writers do.
+            Future<?> later = callers.submit(() -> emit(executor, "k-later", "K"));
+
+            for (int i = 0; i < 40; i++) {
+                emit(executor, "other-" + i, "other-" + (i % 4));
+            }
+            OutboxFixture.await("40 events of other keys published", Duration.ofSeconds(30),
+                    () -> outbox.count("partition_key LIKE 'other-%' AND status = 'published'") == 40);
+            assertNull(publisher.received(first), "the open transaction's event is not visible, so not published");
+            assertFalse(later.isDone(), "K's later commit waits for the long transaction's lock");
+
+            longRunning.commit();
+            later.get(30, TimeUnit.SECONDS);
+            for (int i = 40; i < 60; i++) {
+                emit(executor, "other-" + i, "other-" + (i % 4));
+            }
+            OutboxFixture.await("every event published", Duration.ofSeconds(30),
+                    () -> outbox.count("status <> 'published'") == 0);
+
+            List<Long> ids = outbox.longs("SELECT id FROM outbox_events ORDER BY id");
+            assertEquals(62, ids.size());
+            ids.forEach(id -> assertEquals(1, log.publicationCount(id), "publications of event " + id));
+            List<Long> keyK = outbox.longs("SELECT id FROM outbox_events WHERE partition_key = 'K' ORDER BY id");
+            assertEquals(first, keyK.get(0), "the long transaction drew K's lower id");
+            assertEquals(keyK, log.firstPublicationsByKey().get("t/orders/K"), "K in id order, which is its commit order");
+            assertEquals(List.of(), log.keysOutOfOrder());
+            unrelated.rollback();
+        } finally {
+            callers.shutdownNow();
+        }
+    }
+
+    @Test
+    void aFailedEventAndItsKeysLaterEventsWaitInOutboxRetriesAndFollowInKeyOrderWhileOtherKeysGoOn() {
+        List<Long> stuck = new ArrayList<>();
+        List<Long> flowing = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            stuck.add(outbox.insert("t", "orders", "stuck", "{}"));
+            flowing.add(outbox.insert("t", "orders", "flowing-" + i, "{}"));
+        }
+        long failing = stuck.get(0);
+        publisher.failing(e -> e.id() == failing && e.attempt() == 1);
+        // One partition, so both keys share it; a long backoff keeps the retry waiting while we look.
+        OutboxRelayConfig config = outbox.config("a").partitions(1)
+                .backoffBase(Duration.ofSeconds(3)).backoffMax(Duration.ofSeconds(3)).build();
+        try (HikariDataSource pool = outbox.newPool(3);
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(config).build()) {
+            relay.start();
+            outbox.awaitStatus(flowing, "published", Duration.ofSeconds(20));
+            long late = outbox.insert("t", "orders", "stuck", "{}");
+            long lateOther = outbox.insert("t", "orders", "flowing-0", "{}");
+            outbox.awaitStatus(List.of(lateOther), "published", Duration.ofSeconds(20));
+            stuck.add(late);
+
+            assertEquals(stuck, outbox.longs("SELECT event_id FROM outbox_retries WHERE status = 'pending' ORDER BY event_id"),
+                    "the failed event and every later event of its key, the one written after the failure included");
+            assertEquals(List.of(1L, 0L, 0L, 0L, 0L),
+                    outbox.longs("SELECT attempts FROM outbox_retries ORDER BY event_id"), "only the failed one was tried");
+            assertEquals(1, outbox.count("status = 'pending' AND id = " + failing + " AND attempts = 1"
+                    + " AND last_error IS NOT NULL"));
+            assertEquals(0, outbox.number("SELECT count(*) FROM outbox_event_states WHERE partition_key = 'stuck'"
+                    + " AND status <> 'pending'"));
+
+            outbox.awaitStatus(stuck, "published", Duration.ofSeconds(30));
+        }
+        assertEquals(stuck, log.firstPublicationsByKey().get("t/orders/stuck"), "the stuck key in id order");
+        assertEquals(List.of(), log.keysOutOfOrder());
+        assertEquals(0, outbox.number("SELECT count(*) FROM outbox_retries"), "published retries are deleted");
+    }
+
+    @Test
+    void publishingWritesNothingPerEventToTheOutboxTables() throws Exception {
+        int events = 3000;
+        try (HikariDataSource writer = outbox.newPool(1); Connection c = writer.getConnection();
+             Statement s = c.createStatement()) {
+            s.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                    + " SELECT 't', 'orders', (g % 50)::text, jsonb_build_object('n', g) FROM generate_series(1, " + events + ") g");
+        }
+        try (HikariDataSource pool = outbox.newPool(3);
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").batchSize(500).build()).build()) {
+            relay.start();
+            OutboxFixture.await("every event published", Duration.ofSeconds(60),
+                    () -> outbox.count("status = 'published'") == events);
+        }
+        // The relay's and the writer's sessions have ended, so their statistics are flushed.
+        String stats = "SELECT coalesce(sum(n_tup_ins), 0), coalesce(sum(n_tup_upd), 0), coalesce(sum(n_tup_del), 0),"
+                + " coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '" + outbox.schema()
+                + "' AND relname IN ('outbox_events_0', 'outbox_events_1', 'outbox_events_2')";
+        OutboxFixture.await("statistics of the inserts flushed", Duration.ofSeconds(30),
+                () -> tableStats(stats).get(0) == events);
+        assertEquals(List.of((long) events, 0L, 0L, 0L), tableStats(stats), "inserted, updated, deleted, dead tuples");
+        assertEquals(events, log.publications().size());
+    }
+
+    private List<Long> tableStats(String sql) {
+        try (Connection c = outbox.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("SELECT pg_stat_clear_snapshot()");
+            try (ResultSet rs = s.executeQuery(sql)) {
+                rs.next();
+                return List.of(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Takes the executor's lock on ordering key (t, orders, key) and inserts one event, in the open transaction. */
+    private static long insertUnderKeyLock(Connection connection, String partitionKey) throws SQLException {
+        try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
+            lock.setInt(1, OUTBOX_LOCK_SPACE);
+            lock.setString(2, "t/orders/" + partitionKey);
+            lock.execute();
+        }
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO outbox_events"
+                + " (tenant_id, topic, partition_key, payload) VALUES ('t', 'orders', ?, '{}') RETURNING id")) {
+            insert.setString(1, partitionKey);
+            try (ResultSet rs = insert.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}
