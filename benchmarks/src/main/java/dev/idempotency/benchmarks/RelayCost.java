@@ -75,20 +75,25 @@ final class RelayCost implements Section {
         List<Design> designs = List.of(v4(run), preV4(run));
         for (Design design : designs) {
             DrainCost cost = drainCost(run, design, events);
+            String bySchema = Double.isNaN(cost.schemaWalBytes) ? "WAL of the outbox's schema not read (no pg_waldump or pg_wal here); "
+                    : String.format(Locale.ROOT, "WAL of the outbox's schema %.1f bytes/event (%.2f records and %.3f full-page images "
+                            + "per event, pg_waldump); ", cost.schemaWalBytes / events, cost.schemaWalRecords / events,
+                            cost.schemaWalImages / events);
             rows.add(new ResultRow(TITLE, design.prefix() + "drain " + events + " events: WAL bytes per event", 1,
                     cost.eventsPerSecond, null, null, null,
-                    String.format(Locale.ROOT, "WAL %.1f bytes/event (%.1f MB over the drain; %.2f WAL records and %.3f "
+                    bySchema + String.format(Locale.ROOT, "whole cluster %.1f bytes/event (%.1f MB over the drain; %.2f WAL records and %.3f "
                                     + "full-page images per event; the cluster wrote %.1f kB/s in the second before, with no relay)",
                             cost.walBytes / events, cost.walBytes / 1e6, cost.walRecords / events, cost.fullPageImages / events,
                             cost.quietWalBytesPerSecond / 1e3), "reported only"));
             rows.add(new ResultRow(TITLE, design.prefix() + "drain " + events + " events: dead tuples left in the outbox", 1,
                     null, null, null, null,
-                    String.format(Locale.ROOT, "n_dead_tup %.0f (%.2f per event); n_tup_upd +%.0f, HOT +%.0f, n_tup_del +%.0f "
-                                    + "(%s); table+indexes %.1f -> %.1f MB; %s: n_dead_tup %.0f, n_tup_upd +%.0f%s",
-                            cost.deadTuples, cost.deadTuples / events, cost.updates, cost.hotUpdates, cost.deletes,
-                            String.join(", ", design.outboxTables()), cost.bytesBefore / 1e6, cost.bytesAfter / 1e6,
-                            POSITIONS_TABLE, cost.positionsDeadTuples, cost.positionsUpdates,
-                            cost.statsComplete ? "" : "; STATISTICS INCOMPLETE (see the log)"),
+                    String.format(Locale.ROOT, "dead row versions made %.0f (%.2f per event: n_tup_upd +%.0f, HOT +%.0f, n_tup_del +%.0f); "
+                                    + "n_dead_tup after %.0f (%.2f per event; on-access pruning may already have reclaimed some heap space, "
+                                    + "not index entries); %s; table+indexes %.1f -> %.1f MB; %s: n_dead_tup %.0f, n_tup_upd +%.0f%s",
+                            cost.updates + cost.deletes, (cost.updates + cost.deletes) / events, cost.updates, cost.hotUpdates,
+                            cost.deletes, cost.deadTuples, cost.deadTuples / events, String.join(", ", design.outboxTables()),
+                            cost.bytesBefore / 1e6, cost.bytesAfter / 1e6, POSITIONS_TABLE, cost.positionsDeadTuples,
+                            cost.positionsUpdates, cost.statsComplete ? "" : "; STATISTICS INCOMPLETE (see the log)"),
                     "reported only"));
         }
         run.note("Section 9: writers' cost = executor.run ops/s at " + WRITERS + " callers while one relay (pool of "
@@ -106,7 +111,10 @@ final class RelayCost implements Section {
                 + "of pg_stat_wal shows it). It counts everything the relay writes (lease and heartbeat rows, positions or "
                 + "published marks and their index entries, commits) and any other WAL the cluster writes meanwhile (other "
                 + "databases included: the quiet rate beside it is a 1 s sample of that before the drain). Records and "
-                + "full-page images come from pg_stat_wal, read after the relay's counters arrived. Dead tuples: autovacuum "
+                + "full-page images come from pg_stat_wal, read after the relay's counters arrived. 'WAL of the outbox's schema' "
+                + "is what the other sessions on a shared server cannot inflate: pg_waldump over the same range (segments kept by "
+                + "a temporary replication slot), counting the records that touch a table, index or sequence of the design's "
+                + "schema and the commit records of their transactions (the relay's lease, position and mark writes). Dead tuples: autovacuum "
                 + "off on the outbox's tables for the section (ALTER TABLE ... SET (autovacuum_enabled = off), reset after); "
                 + "n_dead_tup of pg_stat_user_tables after the drain, summed over the tables named in the row (V4: the three "
                 + "generation tables and outbox_retries), and beside it the relay's positions/lease table. A backend sends "
@@ -268,19 +276,21 @@ final class RelayCost implements Section {
     record DrainCost(double eventsPerSecond, double walBytes, double walRecords, double fullPageImages,
                              double quietWalBytesPerSecond, double deadTuples, double updates, double hotUpdates,
                              double deletes, double bytesBefore, double bytesAfter, double positionsDeadTuples,
-                             double positionsUpdates, boolean statsComplete) {
+                             double positionsUpdates, double schemaWalBytes, double schemaWalRecords,
+                             double schemaWalImages, boolean statsComplete) {
     }
 
     /** Medians over the repetitions of a drain of {@code events} written beforehand. */
     static DrainCost drainCost(BenchmarkRun run, Design design, int events) throws Exception {
         List<DrainCost> runs = new ArrayList<>();
         String schema = design.schema();
-        try (HikariDataSource pool = run.database().pool("cost-stats", 1)) {
+        try (HikariDataSource pool = run.database().pool("cost-stats", 1);
+             HikariDataSource walPool = run.database().pool("cost-wal", 1)) {
             Jdbi jdbi = Jdbi.create(pool);
             setAutovacuum(jdbi, RelayCostSql.AUTOVACUUM_OFF, schema, design.outboxTables());
             try {
                 run.cell(design.prefix() + "relay drain cost (" + events + " events)", 1, () -> {
-                    DrainCost cost = drainOnce(design, jdbi, events);
+                    DrainCost cost = drainOnce(design, jdbi, Jdbi.create(walPool), events);
                     runs.add(cost);
                     return RelayThroughput.drained(events, events / cost.eventsPerSecond);
                 });
@@ -294,7 +304,8 @@ final class RelayCost implements Section {
                 median(runs, DrainCost::deadTuples), median(runs, DrainCost::updates), median(runs, DrainCost::hotUpdates),
                 median(runs, DrainCost::deletes), median(runs, DrainCost::bytesBefore), median(runs, DrainCost::bytesAfter),
                 median(runs, DrainCost::positionsDeadTuples), median(runs, DrainCost::positionsUpdates),
-                runs.stream().allMatch(DrainCost::statsComplete));
+                median(runs, DrainCost::schemaWalBytes), median(runs, DrainCost::schemaWalRecords),
+                median(runs, DrainCost::schemaWalImages), runs.stream().allMatch(DrainCost::statsComplete));
     }
 
     private static void setAutovacuum(Jdbi jdbi, String template, String schema, List<String> tables) {
@@ -303,21 +314,31 @@ final class RelayCost implements Section {
         }
     }
 
-    private static DrainCost drainOnce(Design design, Jdbi jdbi, int events) throws Exception {
+    private static DrainCost drainOnce(Design design, Jdbi jdbi, Jdbi walSession, int events) throws Exception {
         String schema = design.schema();
         List<String> tables = design.outboxTables();
         List<String> positions = List.of(POSITIONS_TABLE);
         design.fill(events);
         // What the cluster writes with no relay running, so that a reader can tell others' WAL from the relay's.
         String lsnQuiet = currentLsn(jdbi);
+        long[] quietLsn = new long[1];
         Thread.sleep(QUIET_SAMPLE_MILLIS);
         long[] before = jdbi.withHandle(h -> stats(h, schema, tables));
         long[] positionsBefore = jdbi.withHandle(h -> stats(h, schema, positions));
         long[] walBefore = jdbi.withHandle(RelayCost::walStats);
-        String lsnBefore = currentLsn(jdbi);
-        double quietBytesPerSecond = walBetween(jdbi, lsnQuiet, lsnBefore) * 1000.0 / QUIET_SAMPLE_MILLIS;
-        double seconds = design.drain(events);
-        long walBytes = walBetween(jdbi, lsnBefore, currentLsn(jdbi));
+        SchemaWal.Attributed attributed = null;
+        double seconds;
+        long walBytes;
+        try (SchemaWal schemaWal = SchemaWal.start(walSession)) {
+            String lsnBefore = currentLsn(jdbi);
+            quietLsn[0] = walBetween(jdbi, lsnQuiet, lsnBefore);
+            seconds = design.drain(events);
+            walBytes = walBetween(jdbi, lsnBefore, currentLsn(jdbi));
+            if (schemaWal != null) {
+                attributed = schemaWal.since(schema, lsnBefore);
+            }
+        }
+        double quietBytesPerSecond = quietLsn[0] * 1000.0 / QUIET_SAMPLE_MILLIS;
         // The relay's backends report their counters when their connections close: read once every update
         // the design makes per event is counted and nothing has moved for a while.
         long expectedUpdates = (long) design.updatesPerEvent() * events;
@@ -344,7 +365,9 @@ final class RelayCost implements Section {
         long[] walAfter = jdbi.withHandle(RelayCost::walStats);
         return new DrainCost(events / seconds, walBytes, walAfter[0] - walBefore[0], walAfter[1] - walBefore[1],
                 quietBytesPerSecond, after[0], after[1] - before[1], after[2] - before[2], after[4] - before[4],
-                before[5], after[5], positionsAfter[0], positionsAfter[1] - positionsBefore[1], complete);
+                before[5], after[5], positionsAfter[0], positionsAfter[1] - positionsBefore[1],
+                attributed == null ? Double.NaN : attributed.bytes(), attributed == null ? Double.NaN : attributed.records(),
+                attributed == null ? Double.NaN : attributed.fullPageImages(), complete);
     }
 
     private static String currentLsn(Jdbi jdbi) {
