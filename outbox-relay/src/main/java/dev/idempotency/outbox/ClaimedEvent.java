@@ -9,7 +9,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
  * @param id the outbox id
  * @param key the ordering key, known even when the row cannot be decoded
  * @param partition the virtual partition of the row
- * @param epoch the epoch of this instance's lease on that partition at claim time, which fences the row's marks
+ * @param epoch the epoch of this instance's lease on that partition at claim time, which fences the writes that record its outcome
  * @param attempts publish attempts already made
  * @param ageMillis now - created_at at claim time, by the database clock
  * @param claimedAtNanos {@link System#nanoTime()} when the claim returned

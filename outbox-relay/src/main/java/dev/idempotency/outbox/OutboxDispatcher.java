@@ -46,6 +46,8 @@ final class OutboxDispatcher {
     private final OutboxRelayListener listener;
     private final RelayFailureLog failures;
     private final PublisherOutage outage;
+    private final long retryScanIntervalNanos;
+    private long nextRetryScan = System.nanoTime();
 
     OutboxDispatcher(OutboxPositions positions, RetryQueue retries, PartitionLeases leases,
                      TimeLimitedPublisher publisher, OutboxRelayConfig config, OutboxRelayListener listener,
@@ -59,12 +61,22 @@ final class OutboxDispatcher {
         this.listener = listener;
         this.failures = new RelayFailureLog(config.instanceId());
         this.outage = outage;
+        this.retryScanIntervalNanos = config.idlePollMin().toNanos();
     }
 
-    /** Publishes the due retries, then one page; returns how many events it read (0: nothing to do). */
+    /**
+     * Publishes the due retries (looked for at most every idlePollMin while none are due), then one
+     * page; returns how many events it read (0: nothing to do).
+     */
     int dispatchBatch() throws InterruptedException {
         int read = 0;
-        List<ClaimedEvent> due = retries.claim(leases.publishable());
+        List<ClaimedEvent> due = List.of();
+        long now = System.nanoTime();
+        if (now - nextRetryScan >= 0) {
+            due = retries.claim(leases.publishable());
+            // With nothing due, the next look is after the shortest idle poll, not at every page.
+            nextRetryScan = due.isEmpty() ? now + retryScanIntervalNanos : now;
+        }
         if (!due.isEmpty()) {
             read += due.size();
             Settlement outcomes = new Settlement();

@@ -183,10 +183,10 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Graceful stop: finishes and marks the batch in flight, releases this relay's partitions so
-     * another instance takes them at once, and returns. If the batch does not finish within
-     * {@code leaseDuration + maxEventsPerKey * publishTimeout}, the relay gives up waiting and leaves
-     * its leases to lapse instead of releasing partitions it may still be publishing. Returns at once
+     * Graceful stop: finishes and records the cycle in flight (a retry round and a page), releases this
+     * relay's partitions so another instance takes them at once, and returns. If the cycle does not
+     * finish within {@code leaseDuration + 2 * maxEventsPerKey * publishTimeout}, the relay gives up
+     * waiting and leaves its leases to lapse instead of releasing partitions it may still be publishing. Returns at once
      * when the relay was never started or is already stopping or stopped.
      */
     public void stop() {
@@ -204,7 +204,7 @@ public final class OutboxRelay implements AutoCloseable {
         leases.stopAcquiring();
         stopping = true;
         idle.wakeUp();
-        Duration bound = config.leaseDuration().plus(config.publishTimeout().multipliedBy(config.maxEventsPerKey()));
+        Duration bound = config.leaseDuration().plus(config.publishTimeout().multipliedBy(2L * config.maxEventsPerKey()));
         boolean finished = join(worker, bound);
         leaseKeeper.shutdown();
         awaitTermination(leaseKeeper, config.leaseDuration());

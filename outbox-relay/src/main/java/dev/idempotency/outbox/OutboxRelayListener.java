@@ -5,7 +5,7 @@ import java.time.Duration;
 
 /**
  * Told what the relay does to each event, for metrics. Calls come from the relay's worker thread,
- * after the broker's answer and before the batch is marked in the database; a listener must be quick
+ * after the broker's answer and before the page is recorded in the database; a listener must be quick
  * and must not block. An exception it throws is logged and otherwise ignored.
  */
 public interface OutboxRelayListener {

@@ -7,6 +7,7 @@ import dev.idempotency.core.Outcome;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.outbox.OutboxBacklog;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -110,8 +111,7 @@ final class DemoCommand implements Callable<Integer> {
                     .bind("run", run + "-%").mapTo(Long.class).one());
             long outboxRows = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM \"" + database.schema
                             + "\".outbox_events WHERE partition_key LIKE :run").bind("run", run + "-%").mapTo(Long.class).one());
-            long pending = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM \"" + database.schema
-                    + "\".outbox_events WHERE status = 'pending'").mapTo(Long.class).one());
+            long pending = OutboxBacklog.builder(pool).schema(database.schema).build().pendingCount();
 
             PrintWriter out = spec.commandLine().getOut();
             // The URL may carry a password (password=...); what is printed ends up in terminals and CI logs.

@@ -15,12 +15,13 @@ import javax.sql.DataSource;
  * instead of a 42P01 stack trace from the first statement.
  */
 final class RequiredTables {
-    /** The relay's tables (migrations V1 and V2). */
-    static final List<String> RELAY = List.of("outbox_events", "outbox_relay_partitions", "outbox_relay_instances");
+    /** The relay's tables (migrations V1, V2 and V4's outbox_retries). */
+    static final List<String> RELAY = List.of("outbox_events", "outbox_relay_partitions", "outbox_relay_instances",
+            "outbox_retries");
     /** What the sweeper deletes from besides the outbox. */
     static final List<String> SWEEPER = List.of("idempotency_keys");
-    /** What the dead-letter commands read and requeue. */
-    static final List<String> DEAD_LETTERS = List.of("outbox_events");
+    /** What the dead-letter commands read and requeue (migration V4). */
+    static final List<String> DEAD_LETTERS = List.of("outbox_events", "outbox_retries");
 
     /**
      * Which of the named tables are missing from the schema, and which other schemas hold an outbox

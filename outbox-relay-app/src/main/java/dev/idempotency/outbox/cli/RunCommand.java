@@ -65,7 +65,7 @@ final class RunCommand implements Callable<Integer> {
     Integer partitions;
 
     @Option(names = "--batch-size", defaultValue = "${env:OUTBOX_BATCH_SIZE}",
-            description = "Events claimed per batch (env OUTBOX_BATCH_SIZE).")
+            description = "Events read, published and recorded per page (env OUTBOX_BATCH_SIZE).")
     Integer batchSize;
 
     @Option(names = "--lease", defaultValue = "${env:OUTBOX_LEASE}", converter = DurationConverter.class,

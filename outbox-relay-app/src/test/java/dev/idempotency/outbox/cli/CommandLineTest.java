@@ -47,7 +47,7 @@ class CommandLineTest {
             assertEquals(0, second.exitCode(), second.all());
             assertTrue(second.out().startsWith("schema " + schema.name() + ": 0 migrations applied"), second.out());
             assertTrue(tables(schema).containsAll(List.of("idempotency_keys", "outbox_events", "outbox_relay_partitions",
-                    "outbox_relay_instances")), tables(schema).toString());
+                    "outbox_relay_instances", "outbox_retries", "outbox_event_states")), tables(schema).toString());
         }
     }
 
@@ -78,7 +78,7 @@ class CommandLineTest {
 
             assertEquals(OutboxRelayCli.EXIT_FIX_AND_RETRY, run.exitCode(), run.all());
             assertTrue(run.err().startsWith("error: schema \"" + schema.name() + "\" lacks the tables outbox_relay_partitions, "
-                    + "outbox_relay_instances of a later migration: apply the migrations with 'java -jar outbox-relay.jar migrate"), run.err());
+                    + "outbox_relay_instances, outbox_retries of a later migration: apply the migrations with 'java -jar outbox-relay.jar migrate"), run.err());
         }
     }
 
@@ -211,9 +211,12 @@ class CommandLineTest {
 
     private static long insertDeadLetter(TestSchema schema) throws SQLException {
         try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("INSERT INTO \"" + schema.name() + "\".outbox_events "
-                     + "(tenant_id, topic, partition_key, payload, status, attempts, last_error) "
-                     + "VALUES ('t1', 'payments', 'p1', '{}', 'dead', 3, 'rejected') RETURNING id")) {
+             ResultSet rs = s.executeQuery("WITH e AS (INSERT INTO \"" + schema.name() + "\".outbox_events"
+                     + " (tenant_id, topic, partition_key, payload) VALUES ('t1', 'payments', 'p1', '{}') RETURNING *)"
+                     + " INSERT INTO \"" + schema.name() + "\".outbox_retries (event_id, message_id, tenant_id, topic,"
+                     + " partition_key, ordering_hash, payload, headers, created_at, status, attempts, last_error)"
+                     + " SELECT id, message_id, tenant_id, topic, partition_key, ordering_hash, payload, headers, created_at,"
+                     + " 'dead', 3, 'rejected' FROM e RETURNING event_id")) {
             rs.next();
             return rs.getLong(1);
         }

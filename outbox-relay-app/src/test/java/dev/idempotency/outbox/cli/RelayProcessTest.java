@@ -87,7 +87,7 @@ class RelayProcessTest {
     void runOnAnOutboxWhoseIdSequenceCachesIdsExitsWithTheAlterStatementThatFixesIt() throws Exception {
         try (TestSchema schema = TestDatabase.get().newSchema("process_cache", 2)) {
             IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
-            schema.execute("ALTER TABLE outbox_events ALTER COLUMN id SET CACHE 20");
+            schema.execute("ALTER SEQUENCE outbox_events_id_seq CACHE 20");
 
             Process process = start(schema, "run", "--http-port", "-1");
             StringBuilder output = new StringBuilder();
@@ -98,7 +98,7 @@ class RelayProcessTest {
             String text = output.toString();
             assertEquals(2, process.exitValue(), text);
             assertTrue(text.contains("error: outbox relay not started: the id sequence ") && text.contains(
-                    "fix: ALTER TABLE \"" + schema.name() + "\".outbox_events ALTER COLUMN id SET CACHE 1"), text);
+                    "fix: ALTER SEQUENCE " + schema.name() + ".outbox_events_id_seq CACHE 1"), text);
             assertTrue(!text.contains("\tat "), "no stack trace:\n" + text);
         }
     }
@@ -145,7 +145,7 @@ class RelayProcessTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
             long published = jdbi.withHandle(h -> h.createQuery(
-                    "SELECT count(*) FROM outbox_events WHERE status = 'published'").mapTo(Long.class).one());
+                    "SELECT count(*) FROM outbox_event_states WHERE status = 'published'").mapTo(Long.class).one());
             if (published == expected) {
                 return;
             }
