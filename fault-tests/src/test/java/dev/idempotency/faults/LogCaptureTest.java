@@ -187,7 +187,7 @@ class LogCaptureTest {
             db.jdbi().useHandle(h -> h.createScript(
                     "ALTER TABLE idempotency_keys ADD CONSTRAINT test_refuses_failure "
                             + "CHECK (failure IS NULL OR failure->>'message' NOT LIKE 'refuse-me%'); "
-                            + "ALTER TABLE outbox_events ADD CONSTRAINT test_refuses_error "
+                            + "ALTER TABLE outbox_retries ADD CONSTRAINT test_refuses_error "
                             + "CHECK (last_error IS NULL OR last_error NOT LIKE '%refuse-me%')").execute());
             PostgresIdempotentExecutor executor = db.executor("callers", 2, () -> { });
             String tenant = "tenant-bound";

@@ -172,7 +172,7 @@ class IdempotencyAutoConfigurationTest {
                     await(() -> registry.get("outbox.events.published").counter().count() == 1.0);
                     // Woken by the commit, not by its 5 s idle poll.
                     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
-                    assertThat(count("SELECT count(*) FROM " + db.name() + ".outbox_events WHERE status = 'published'"))
+                    assertThat(count("SELECT count(*) FROM " + db.name() + ".outbox_event_states WHERE status = 'published'"))
                             .isEqualTo(1);
                     await(() -> registry.find("outbox.backlog.events").gauge() != null);
 

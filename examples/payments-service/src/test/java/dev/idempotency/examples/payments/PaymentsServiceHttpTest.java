@@ -305,8 +305,8 @@ class PaymentsServiceHttpTest {
             }
             assertThat(found).as("payment %s's event reached the queue", paymentId).isTrue();
         }
-        assertThat(count("SELECT count(*) FROM " + SCHEMA + ".outbox_events e WHERE status = 'published' "
-                + "AND (e.payload->>'paymentId')::bigint = ?", paymentId)).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + SCHEMA + ".outbox_events e JOIN " + SCHEMA + ".outbox_event_states s ON s.id = e.id "
+                + "WHERE s.status = 'published' AND (e.payload->>'paymentId')::bigint = ?", paymentId)).isEqualTo(1);
     }
 
 }

@@ -78,7 +78,7 @@ class RelayStopsWithTheApplicationTest {
                         .build(), HttpResponse.BodyHandlers.ofString());
         assertThat(created.statusCode()).isEqualTo(201);
         long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-        while (count("SELECT count(*) FROM " + schema + ".outbox_events WHERE status = 'published'") == 0
+        while (count("SELECT count(*) FROM " + schema + ".outbox_event_states WHERE status = 'published'") == 0
                 && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
@@ -88,7 +88,7 @@ class RelayStopsWithTheApplicationTest {
         application.close();
 
         assertThat(relay.isRunning()).isFalse();
-        assertThat(count("SELECT count(*) FROM " + schema + ".outbox_events WHERE status = 'published'")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + schema + ".outbox_event_states WHERE status = 'published'")).isEqualTo(1);
         assertThat(count("SELECT count(*) FROM " + schema + ".outbox_relay_instances WHERE instance_id = '" + instance + "'"))
                 .isZero();
         assertThat(count("SELECT count(*) FROM " + schema + ".outbox_relay_partitions WHERE owner_id = '" + instance + "'"))
