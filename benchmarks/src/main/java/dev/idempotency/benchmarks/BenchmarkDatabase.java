@@ -30,6 +30,7 @@ final class BenchmarkDatabase implements AutoCloseable {
     private final Jdbi adminJdbi;
     private final AtomicBoolean closed = new AtomicBoolean();
     private boolean checkpointAllowed = true;
+    private PreV4Schema preV4;
 
     private BenchmarkDatabase(BenchmarkSettings settings, String schema, HikariDataSource admin) {
         this.settings = settings;
@@ -59,6 +60,17 @@ final class BenchmarkDatabase implements AutoCloseable {
         return schema;
     }
 
+    /**
+     * The comparison schema of the pre-V4 design ({@code <schema>_v3}, migrated up to V3 only), created
+     * on first use; emptied by {@link #reset()} and dropped by {@link #close()} with the run's schema.
+     */
+    synchronized PreV4Schema preV4() {
+        if (preV4 == null) {
+            preV4 = PreV4Schema.create(admin, schema + "_v3");
+        }
+        return preV4;
+    }
+
     /** A pool of exactly {@code size} connections, opened before it is handed out; the caller closes it. */
     HikariDataSource pool(String name, int size) {
         return newPool(settings, name, size);
@@ -83,6 +95,11 @@ final class BenchmarkDatabase implements AutoCloseable {
     /** Empties the tables and checkpoints, so that each cell starts from the same state. */
     void reset() {
         adminJdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.TRUNCATE_TABLES, schema)));
+        synchronized (this) {
+            if (preV4 != null) {
+                preV4.reset();
+            }
+        }
         if (checkpointAllowed) {
             try {
                 adminJdbi.useHandle(h -> h.execute(BenchmarkSql.CHECKPOINT));
@@ -150,6 +167,11 @@ final class BenchmarkDatabase implements AutoCloseable {
             return;
         }
         try {
+            synchronized (this) {
+                if (preV4 != null) {
+                    preV4.drop();
+                }
+            }
             adminJdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.DROP_SCHEMA, schema)));
         } catch (RuntimeException e) {
             log.warn("could not drop the benchmark schema {}; drop it by hand: {}", schema, e.getMessage());

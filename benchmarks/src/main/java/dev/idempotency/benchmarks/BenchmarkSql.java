@@ -14,9 +14,14 @@ final class BenchmarkSql {
             INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload)
             VALUES (:tenant, :topic, :partitionKey, CAST(:payload AS jsonb))""";
 
-    /** Empties the tables before each cell, so every cell starts from the same table sizes. */
+    /**
+     * Empties the tables before each cell, so every cell starts from the same table sizes: the outbox's
+     * generation tables and retries, and the relay's positions and leases with them (a position names
+     * transactions of events that are gone).
+     */
     static final String TRUNCATE_TABLES = """
-            TRUNCATE <schema>.payments, <schema>.idempotency_keys, <schema>.outbox_events""";
+            TRUNCATE <schema>.payments, <schema>.idempotency_keys, <schema>.outbox_events, <schema>.outbox_retries,
+                     <schema>.outbox_relay_partitions, <schema>.outbox_relay_instances""";
 
     /** Flushes dirty pages before a cell, so no cell pays for an earlier cell's checkpoint. */
     static final String CHECKPOINT = "CHECKPOINT";
@@ -43,16 +48,32 @@ final class BenchmarkSql {
     // ---- section 8, the sweeper ---------------------------------------------------------------
 
     /**
-     * :rows events published 25 hours ago (past the default 24 h retention), one per microsecond,
-     * and :liveRows published an hour ago that the sweeper must keep.
+     * :rows events in the generation table writers use next (the one a rotation truncates), and
+     * :liveRows in the current one, which must stay. The generation is named, as a writer that read
+     * outbox_generation just before a rotation would; txid and the rest fill themselves.
      */
-    static final String FILL_PUBLISHED_EVENTS = """
-            INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, status, published_at, created_at)
-            SELECT 't1', 'payments', (g % 10000)::text, jsonb_build_object('seq', g), 'published',
-                   CASE WHEN g <= :rows THEN now() - interval '25 hours' + g * interval '1 microsecond'
-                        ELSE now() - interval '1 hour' END,
-                   now() - interval '25 hours'
-            FROM generate_series(1, :rows + :liveRows) AS g""";
+    static final String FILL_GENERATIONS = """
+            INSERT INTO <schema>.outbox_events (generation, tenant_id, topic, partition_key, payload)
+            SELECT CASE WHEN g <= :rows THEN ((gen.current_generation + 1) % 3)::smallint ELSE gen.current_generation END,
+                   't1', 'payments', (g % 10000)::text, jsonb_build_object('seq', g)
+            FROM generate_series(1, :rows + :liveRows) AS g, <schema>.outbox_generation AS gen""";
+
+    /**
+     * :partitions relay positions that have consumed every event committed so far (what relays that
+     * caught up leave), so that a rotation may truncate; no lease is held.
+     */
+    static final String CONSUME_EVERYTHING = """
+            INSERT INTO <schema>.outbox_relay_partitions (partition_no, consumed_snapshot)
+            SELECT p, pg_current_snapshot() FROM generate_series(0, :partitions - 1) AS p""";
+
+    /** The next sweep rotates whatever its retention: the last rotation dates from a day ago. */
+    static final String ROTATION_DUE = """
+            UPDATE <schema>.outbox_generation SET rotated_at = now() - interval '1 day'""";
+
+    /** The generation writers use, and the events left in the outbox. */
+    static final String GENERATION_STATE = """
+            SELECT g.current_generation AS generation, (SELECT count(*) FROM <schema>.outbox_events) AS events
+            FROM <schema>.outbox_generation g""";
 
     /** :rows completed keys that expired an hour ago, and :liveRows that expire in an hour, which the sweeper must keep. */
     static final String FILL_EXPIRED_KEYS = """
@@ -65,10 +86,8 @@ final class BenchmarkSql {
     /** Fresh statistics and visibility map after a fill, as the sweeper meets a table in steady state. */
     static final String VACUUM_SWEPT_TABLES = "VACUUM (ANALYZE) <schema>.outbox_events, <schema>.idempotency_keys";
 
-    /** Rows left in each table after a sweep cell, to prove it purged the old and kept the live. */
-    static final String COUNT_SWEPT_TABLES = """
-            SELECT (SELECT count(*) FROM <schema>.outbox_events) AS events,
-                   (SELECT count(*) FROM <schema>.idempotency_keys) AS keys""";
+    /** Keys left after a sweep cell, to prove it purged the old and kept the live. */
+    static final String COUNT_KEYS = "SELECT count(*) FROM <schema>.idempotency_keys";
 
     private BenchmarkSql() {
     }

@@ -5,13 +5,20 @@ package dev.idempotency.benchmarks;
  * send their own. Templates name the schema as {@code <schema>}, rendered by {@link BenchmarkSql#render}.
  */
 final class RelayBenchSql {
-    /** A backlog of :events pending events in one statement, spread round-robin over :keys partition keys. */
+    /**
+     * A backlog of :events pending events in one statement, spread round-robin over :keys partition keys.
+     * Fits both outbox shapes: from V4 the generation and txid defaults fill themselves (one transaction,
+     * so one txid for the whole backlog); up to V3 the status defaults to pending.
+     */
     static final String FILL_OUTBOX = """
             INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
             SELECT 't1', 'payments', (g % :keys)::text, jsonb_build_object('seq', g), '{}'::jsonb
             FROM generate_series(1, :events) AS g""";
 
-    /** Fresh statistics and visibility map after a fill, so the relay's claim plans as it would in steady state. */
+    /**
+     * Fresh statistics and visibility map after a fill, so the relay's reads plan as they would in steady
+     * state; on the V4 outbox, VACUUM of the partitioned table processes its generation tables.
+     */
     static final String VACUUM_OUTBOX = "VACUUM (ANALYZE) <schema>.outbox_events";
 
     /** The relay's lease and heartbeat rows, emptied so that a cell starts with no partition held. */

@@ -6,11 +6,14 @@ package dev.idempotency.benchmarks;
  * rendered by {@link BenchmarkSql#render}.
  */
 final class RelayCostSql {
-    /** No autovacuum on the run's own outbox table, so that the dead tuples a drain leaves are still there to count. */
-    static final String AUTOVACUUM_OFF = "ALTER TABLE <schema>.outbox_events SET (autovacuum_enabled = off)";
+    /**
+     * No autovacuum on one of the outbox's tables, so that the dead tuples a drain leaves are still there
+     * to count. Per table: a partitioned table takes no autovacuum setting, its generation tables do.
+     */
+    static final String AUTOVACUUM_OFF = "ALTER TABLE <schema>.<table> SET (autovacuum_enabled = off)";
 
     /** The table back to the server's autovacuum setting, for the sections after this one. */
-    static final String AUTOVACUUM_RESET = "ALTER TABLE <schema>.outbox_events RESET (autovacuum_enabled)";
+    static final String AUTOVACUUM_RESET = "ALTER TABLE <schema>.<table> RESET (autovacuum_enabled)";
 
     /** The server's current WAL insert position; the whole cluster's, not one session's. */
     static final String CURRENT_WAL_LSN = "SELECT pg_current_wal_lsn()::text";
@@ -25,14 +28,17 @@ final class RelayCostSql {
     static final String WAL_STATS = "SELECT wal_records, wal_fpi FROM pg_stat_wal";
 
     /**
-     * The outbox table's statistics: dead tuples now, and the cumulative update counters (which
-     * TRUNCATE does not reset). Read outside any explicit transaction, so each read is fresh
-     * (stats_fetch_consistency caches only within a transaction).
+     * The statistics of the named tables, summed (the V4 outbox is three generation tables plus
+     * outbox_retries): dead tuples now, the cumulative insert, update and delete counters (which
+     * TRUNCATE does not reset), and their size with indexes. Read outside any explicit transaction, so
+     * each read is fresh (stats_fetch_consistency caches only within a transaction).
      */
-    static final String OUTBOX_STATS = """
-            SELECT s.n_dead_tup, s.n_tup_upd, s.n_tup_hot_upd, pg_total_relation_size(s.relid) AS total_bytes
+    static final String TABLE_STATS = """
+            SELECT coalesce(sum(s.n_dead_tup), 0), coalesce(sum(s.n_tup_upd), 0), coalesce(sum(s.n_tup_hot_upd), 0),
+                   coalesce(sum(s.n_tup_ins), 0), coalesce(sum(s.n_tup_del), 0),
+                   coalesce(sum(pg_total_relation_size(s.relid)), 0)
             FROM pg_stat_user_tables s
-            WHERE s.schemaname = :schema AND s.relname = 'outbox_events'""";
+            WHERE s.schemaname = :schema AND s.relname = ANY(:tables)""";
 
     private RelayCostSql() {
     }

@@ -28,9 +28,12 @@ class ExecutorScriptMirrorTest {
                    expires_at - created_at, updated_at >= created_at)
             FROM <schema>.idempotency_keys
             UNION
-            SELECT DISTINCT concat_ws(' | ', 'event', tenant_id, topic, partition_key ~ '^[0-9]+$', jsonb_typeof(payload),
-                   payload -> 'amount' IS NOT NULL, headers::text, status, attempts, last_error IS NULL, published_at IS NULL)
-            FROM <schema>.outbox_events
+            SELECT DISTINCT concat_ws(' | ', 'event', e.tenant_id, e.topic, e.partition_key ~ '^[0-9]+$', jsonb_typeof(e.payload),
+                   e.payload -> 'amount' IS NOT NULL, e.headers::text, e.message_id IS NULL, e.generation = g.current_generation,
+                   s.status, s.attempts, s.last_error IS NULL)
+            FROM <schema>.outbox_events e
+            JOIN <schema>.outbox_event_states s ON s.id = e.id
+            CROSS JOIN <schema>.outbox_generation g
             UNION
             SELECT DISTINCT concat_ws(' | ', 'payment', tenant_id, amount BETWEEN 1 AND 100000)
             FROM <schema>.payments
