@@ -163,6 +163,9 @@ final class RelaySql {
      * The candidates are found by the txid index: an event not visible in lo either has a txid in lo's
      * in-progress list or one at or above lo's xmax (below xmin is committed-and-visible or aborted);
      * they are materialized before the sort, so the planner cannot walk the id index over the whole table.
+     * The two ranges (disjoint: an in-progress id at or above the lowest xmax is in the second) are two
+     * index scans joined by UNION ALL: written as one OR with the visibility tests
+     * (whose bounds the planner cannot see), PostgreSQL 15 scanned every generation table on each batch.
      * Locks: none; a plain read at the statement's snapshot.
      */
     private static final String DIFF_START = """
@@ -175,14 +178,18 @@ final class RelaySql {
                        (SELECT min(pg_snapshot_xmax(s)) FROM unnest(lo.by_partition) AS s) AS xmax
                 FROM lo
             ), candidates AS MATERIALIZED (
-                SELECT c.id, c.generation FROM <schema>.outbox_events c
-                WHERE (c.txid = ANY(CAST((SELECT xip FROM bounds) AS xid8[]))
-                       OR (c.txid >= (SELECT xmax FROM bounds) AND c.txid < (SELECT pg_snapshot_xmax(snapshot) FROM hi)))
-                  AND pg_visible_in_snapshot(c.txid, (SELECT snapshot FROM hi))
+                SELECT c.id, c.generation, c.txid, c.ordering_hash FROM <schema>.outbox_events c
+                WHERE c.txid = ANY(CAST((SELECT xip FROM bounds) AS xid8[])) AND c.txid < (SELECT xmax FROM bounds)
+              UNION ALL
+                SELECT c.id, c.generation, c.txid, c.ordering_hash FROM <schema>.outbox_events c
+                WHERE c.txid >= (SELECT xmax FROM bounds) AND c.txid < (SELECT pg_snapshot_xmax(snapshot) FROM hi)
+            ), difference AS MATERIALIZED (
+                SELECT c.id, c.generation FROM candidates c
+                WHERE pg_visible_in_snapshot(c.txid, (SELECT snapshot FROM hi))
                   AND NOT pg_visible_in_snapshot(c.txid,
                           (SELECT by_partition FROM lo)[(c.ordering_hash & 2147483647) % :partitions + 1])
             ), page AS (
-                SELECT id, generation FROM candidates ORDER BY id LIMIT :limit
+                SELECT id, generation FROM difference ORDER BY id LIMIT :limit
             )
             SELECT """ + " " + EVENT_COLUMNS + """
             , (SELECT snapshot::text FROM hi) AS hi
@@ -421,10 +428,14 @@ final class RelaySql {
                        ARRAY(SELECT DISTINCT x FROM pos, pg_snapshot_xip(pos.c) AS x) AS xip
                 FROM pos
             ), unconsumed AS (
-                SELECT e.created_at FROM <schema>.outbox_events e
+                SELECT e.created_at
+                FROM (SELECT txid, id, ordering_hash, created_at FROM <schema>.outbox_events
+                      WHERE txid = ANY(CAST((SELECT xip FROM bounds) AS xid8[])) AND txid < (SELECT xmax FROM bounds)
+                    UNION ALL
+                      SELECT txid, id, ordering_hash, created_at FROM <schema>.outbox_events
+                      WHERE txid >= (SELECT xmax FROM bounds)) e
                 LEFT JOIN pos ON pos.partition_no = (e.ordering_hash & 2147483647) % (SELECT nullif(partitions, 0) FROM bounds)
-                WHERE (e.txid = ANY(CAST((SELECT xip FROM bounds) AS xid8[])) OR e.txid >= (SELECT xmax FROM bounds))
-                  AND NOT coalesce(pg_visible_in_snapshot(e.txid, pos.c), false)
+                WHERE NOT coalesce(pg_visible_in_snapshot(e.txid, pos.c), false)
                   AND NOT coalesce(pg_visible_in_snapshot(e.txid, pos.b) AND e.id <= pos.k, false)
             )
             """;
