@@ -55,6 +55,7 @@ final class OutboxPositions {
     private final String diffStart;
     private final String diffPage;
     private final String settlePage;
+    private final String settlePageWithRetries;
     private final Map<Integer, Position> known = new HashMap<>();
     private int turn;
 
@@ -68,18 +69,19 @@ final class OutboxPositions {
         this.diffStart = sql.diffStart;
         this.diffPage = sql.diffPage;
         this.settlePage = sql.settlePage;
+        this.settlePageWithRetries = sql.settlePageWithRetries;
     }
 
     /**
      * The next page for these partitions (partition to lease epoch): of a batch under way if any
-     * partition has one (those sharing its snapshot), else the first page of a new batch of all of them.
+     * partition has one (with the partitions at the same snapshot and cursor; such groups in turn),
+     * else the first page of a new batch of all of them.
      */
     Page read(Map<Integer, Long> leases) {
         if (leases.isEmpty()) {
             return Page.NONE;
         }
         refresh(leases);
-        // Partitions whose batch is under way at the same snapshot and cursor are read together.
         Map<String, Map<Integer, Position>> underWay = new TreeMap<>();
         for (Map.Entry<Integer, Long> lease : leases.entrySet()) {
             Position position = known.get(lease.getKey());
@@ -88,52 +90,55 @@ final class OutboxPositions {
                         .put(lease.getKey(), position);
             }
         }
-        String[] los = new String[partitions];
-        List<EventRow> rows;
-        Map<Integer, Position> group;
-        String batchHi;
-        if (!underWay.isEmpty()) {
-            // In turn, so that a partition held back by a long run of one key does not hold back the others.
-            group = List.copyOf(underWay.values()).get(Math.floorMod(turn++, underWay.size()));
-            batchHi = group.values().iterator().next().batch();
-            String hi = batchHi;
-            Long[] cursors = new Long[partitions];
-            group.forEach((p, position) -> {
-                los[p] = position.consumed();
-                cursors[p] = position.cursor();
-            });
-            rows = jdbi.withHandle(h -> h.createQuery(diffPage)
-                    .bind("partitions", partitions)
-                    .bindArray("los", String.class, Arrays.asList(los))
-                    .bindArray("cursors", Long.class, Arrays.asList(cursors))
-                    .bind("hi", hi)
-                    .bind("limit", batchSize + 1)
-                    .map((rs, ctx) -> EventRow.read(rs))
-                    .list());
-        } else {
-            group = new TreeMap<>();
-            leases.keySet().forEach(p -> {
-                group.put(p, known.get(p));
-                los[p] = known.get(p).consumed();
-            });
-            List<String> his = new ArrayList<>(1);
-            rows = jdbi.withHandle(h -> h.createQuery(diffStart)
-                    .bind("partitions", partitions)
-                    .bindArray("los", String.class, Arrays.asList(los))
-                    .bind("limit", batchSize + 1)
-                    .map((rs, ctx) -> {
-                        if (his.isEmpty()) {
-                            his.add(rs.getString("hi"));
-                        }
-                        return EventRow.read(rs);
-                    })
-                    .list());
-            if (rows.isEmpty()) {
-                return Page.NONE;
-            }
-            batchHi = his.get(0);
+        if (underWay.isEmpty()) {
+            return startBatch(leases);
         }
-        return page(batchHi, group, rows, leases, !underWay.isEmpty());
+        // In turn, so that a partition held back by a long run of one key does not hold back the others.
+        return nextPage(List.copyOf(underWay.values()).get(Math.floorMod(turn++, underWay.size())), leases);
+    }
+
+    /** The first page of a new batch of every one of these partitions; its hi is taken by the query. */
+    private Page startBatch(Map<Integer, Long> leases) {
+        Map<Integer, Position> group = new TreeMap<>();
+        String[] los = new String[partitions];
+        leases.keySet().forEach(p -> {
+            group.put(p, known.get(p));
+            los[p] = known.get(p).consumed();
+        });
+        List<String> hi = new ArrayList<>(1);
+        List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffStart)
+                .bind("partitions", partitions)
+                .bindArray("los", String.class, Arrays.asList(los))
+                .bind("limit", batchSize + 1)
+                .map((rs, ctx) -> {
+                    if (hi.isEmpty()) {
+                        hi.add(rs.getString("hi"));
+                    }
+                    return EventRow.read(rs);
+                })
+                .list());
+        // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
+        return rows.isEmpty() ? Page.NONE : page(hi.get(0), group, rows, leases, false);
+    }
+
+    /** The next page of a batch under way, for partitions at the same snapshot and cursor. */
+    private Page nextPage(Map<Integer, Position> group, Map<Integer, Long> leases) {
+        String hi = group.values().iterator().next().batch();
+        String[] los = new String[partitions];
+        Long[] cursors = new Long[partitions];
+        group.forEach((p, position) -> {
+            los[p] = position.consumed();
+            cursors[p] = position.cursor();
+        });
+        List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffPage)
+                .bind("partitions", partitions)
+                .bindArray("los", String.class, Arrays.asList(los))
+                .bindArray("cursors", Long.class, Arrays.asList(cursors))
+                .bind("hi", hi)
+                .bind("limit", batchSize + 1)
+                .map((rs, ctx) -> EventRow.read(rs))
+                .list());
+        return page(hi, group, rows, leases, true);
     }
 
     /**
@@ -154,8 +159,9 @@ final class OutboxPositions {
             if (cuts.containsKey(row.partition())) {
                 continue;
             }
-            int count = perKey.merge(new ClaimedEvent.OrderingKey(row.tenant(), row.topic(), row.partitionKey()), 1,
-                    Integer::sum);
+            // Held-back events are only copied to outbox_retries, never sent: they make no waves.
+            int count = row.heldBack() ? 0 : perKey.merge(
+                    new ClaimedEvent.OrderingKey(row.tenant(), row.topic(), row.partitionKey()), 1, Integer::sum);
             if (count > maxEventsPerKey) {
                 cuts.put(row.partition(), row.id());
                 continue;
@@ -223,21 +229,25 @@ final class OutboxPositions {
             return Map.of();
         }
         Moved moved = Moved.of(outcomes);
-        List<Integer> held = jdbi.withHandle(h -> h.createQuery(settlePage)
-                .bind("instance", instanceId)
-                .bind("partitions", partitions)
-                .bind("hi", page.hi())
-                .bindArray("partitionNos", Integer.class, partitionNos)
-                .bindArray("epochs", Long.class, epochs)
-                .bindArray("cursors", Long.class, cursors)
-                .bindArray("dones", Boolean.class, dones)
-                .bindArray("movedIds", Long.class, moved.ids)
-                .bindArray("movedStatuses", String.class, moved.statuses)
-                .bindArray("movedAttempts", Integer.class, moved.attempts)
-                .bindArray("movedDelays", Long.class, moved.delays)
-                .bindArray("movedErrors", String.class, moved.errors)
-                .mapTo(Integer.class)
-                .list());
+        List<Integer> held = jdbi.withHandle(h -> {
+            // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
+            var query = h.createQuery(moved.ids.isEmpty() ? settlePage : settlePageWithRetries)
+                    .bind("instance", instanceId)
+                    .bind("hi", page.hi())
+                    .bindArray("partitionNos", Integer.class, partitionNos)
+                    .bindArray("epochs", Long.class, epochs)
+                    .bindArray("cursors", Long.class, cursors)
+                    .bindArray("dones", Boolean.class, dones);
+            if (!moved.ids.isEmpty()) {
+                query.bind("partitions", partitions)
+                        .bindArray("movedIds", Long.class, moved.ids)
+                        .bindArray("movedStatuses", String.class, moved.statuses)
+                        .bindArray("movedAttempts", Integer.class, moved.attempts)
+                        .bindArray("movedDelays", Long.class, moved.delays)
+                        .bindArray("movedErrors", String.class, moved.errors);
+            }
+            return query.mapTo(Integer.class).list();
+        });
         Map<Integer, Long> claimed = new LinkedHashMap<>();
         for (int i = 0; i < partitionNos.size(); i++) {
             claimed.put(partitionNos.get(i), epochs.get(i));

@@ -227,15 +227,36 @@ final class RelaySql {
             """;
 
     /**
-     * After a page, for the partitions this instance still holds (fenced like every write): copies the
-     * page's failed, dead and held-back events to outbox_retries, and moves each partition's position
-     * (:dones: the whole difference is consumed, so consumed_snapshot = :hi; otherwise batch_snapshot =
-     * :hi and batch_cursor = the partition's cursor). Returns the partitions that passed the fence. One
-     * statement, so the copies and the position that passes them commit together.
-     * Locks: the held partition rows (their position) for this one autocommit statement; inserts the
-     * retry rows. Nothing in outbox_events is written.
+     * Moves the positions of the partitions this instance still holds (fenced like every write):
+     * :dones says the partition's whole batch is consumed, so consumed_snapshot = :hi; otherwise
+     * batch_snapshot = :hi and batch_cursor = the partition's cursor. Returns the partitions that
+     * passed the fence. The relay's only write after a page whose events all went out.
+     * Locks: the held partition rows (their position) for this one autocommit statement. Nothing in
+     * outbox_events is written.
      */
+    private static final String ADVANCE = """
+            UPDATE <schema>.outbox_relay_partitions p
+            SET consumed_snapshot = CASE WHEN s.done THEN CAST(:hi AS pg_snapshot) ELSE p.consumed_snapshot END,
+                batch_snapshot = CASE WHEN s.done THEN NULL ELSE CAST(:hi AS pg_snapshot) END,
+                batch_cursor = CASE WHEN s.done THEN NULL ELSE s.cursor END
+            FROM unnest(:partitionNos, :cursors, :dones) AS s(partition_no, cursor, done)
+            JOIN held ON held.partition_no = s.partition_no
+            WHERE p.partition_no = s.partition_no""";
+
+    /** {@link #ADVANCE} alone. */
     private static final String SETTLE_PAGE = HELD_PARTITIONS + """
+            , advanced AS (
+            """ + ADVANCE + """
+            )
+            SELECT partition_no FROM held""";
+
+    /**
+     * {@link #ADVANCE}, and in the same statement copies the page's failed, dead and held-back events
+     * to outbox_retries (for held partitions only), so the copies and the position that passes them
+     * commit together.
+     * Locks: as {@link #ADVANCE}; inserts the retry rows.
+     */
+    private static final String SETTLE_PAGE_WITH_RETRIES = HELD_PARTITIONS + """
             , moved AS (
                 INSERT INTO <schema>.outbox_retries
                     (event_id, message_id, tenant_id, topic, partition_key, ordering_hash, payload, headers, created_at,
@@ -249,13 +270,7 @@ final class RelaySql {
                 ORDER BY m.n
                 ON CONFLICT (event_id) DO NOTHING
             ), advanced AS (
-                UPDATE <schema>.outbox_relay_partitions p
-                SET consumed_snapshot = CASE WHEN s.done THEN CAST(:hi AS pg_snapshot) ELSE p.consumed_snapshot END,
-                    batch_snapshot = CASE WHEN s.done THEN NULL ELSE CAST(:hi AS pg_snapshot) END,
-                    batch_cursor = CASE WHEN s.done THEN NULL ELSE s.cursor END
-                FROM unnest(:partitionNos, :cursors, :dones) AS s(partition_no, cursor, done)
-                JOIN held ON held.partition_no = s.partition_no
-                WHERE p.partition_no = s.partition_no
+            """ + ADVANCE + """
             )
             SELECT partition_no FROM held""";
 
@@ -446,6 +461,7 @@ final class RelaySql {
     final String diffStart;
     final String diffPage;
     final String settlePage;
+    final String settlePageWithRetries;
     final String pendingRetryKeys;
     final String pendingRetries;
     final String settleRetries;
@@ -472,6 +488,7 @@ final class RelaySql {
         this.diffStart = DIFF_START.replace("<schema>", quoted);
         this.diffPage = DIFF_PAGE.replace("<schema>", quoted);
         this.settlePage = SETTLE_PAGE.replace("<schema>", quoted);
+        this.settlePageWithRetries = SETTLE_PAGE_WITH_RETRIES.replace("<schema>", quoted);
         this.pendingRetryKeys = PENDING_RETRY_KEYS.replace("<schema>", quoted);
         this.pendingRetries = PENDING_RETRIES.replace("<schema>", quoted);
         this.settleRetries = SETTLE_RETRIES.replace("<schema>", quoted);
