@@ -86,8 +86,8 @@ public record IdempotencyProperties(
     /**
      * @param enabled whether the sweeper runs in this application
      * @param interval the pause between sweeps
-     * @param batchSize rows per statement
-     * @param publishedEventRetention how long published outbox events are kept
+     * @param batchSize keys per statement (outbox events go a whole generation at a time)
+     * @param publishedEventRetention how long outbox events are kept at least (see {@code Sweeper.Builder.publishedEventRetention})
      */
     public record Sweeper(
             @DefaultValue("true") boolean enabled,
