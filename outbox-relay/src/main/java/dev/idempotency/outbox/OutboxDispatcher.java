@@ -94,7 +94,7 @@ final class OutboxDispatcher {
         OutboxPositions.Page page = positions.read(leases.publishable());
         // A batch under way whose last page was full but had nothing after it: close it, read on.
         for (int i = 0; i < MAX_EMPTY_PAGES && page.events().isEmpty() && page.continuation(); i++) {
-            dropFenced(positions.settle(page, new Settlement()));
+            settle(page, new Settlement());
             page = positions.read(leases.publishable());
         }
         if (page.events().isEmpty()) {
@@ -104,7 +104,7 @@ final class OutboxDispatcher {
         try {
             publishInWaves(page.events(), outcomes, true);
         } finally {
-            dropFenced(positions.settle(page, outcomes));
+            settle(page, outcomes);
         }
         return read + page.events().size();
     }
@@ -262,4 +262,10 @@ final class OutboxDispatcher {
             log.warn("relay listener failed", e);
         }
     }
+
+    /** Writes the page's positions; never at the same time as a lease renewal of this relay ({@link PartitionLeases}). */
+    private void settle(OutboxPositions.Page page, Settlement outcomes) {
+        dropFenced(leases.updatingPartitionRows(() -> positions.settle(page, outcomes)));
+    }
+
 }

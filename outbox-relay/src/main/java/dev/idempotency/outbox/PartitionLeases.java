@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.jdbi.v3.core.Jdbi;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +48,12 @@ final class PartitionLeases {
     private final String acquire;
     private final String renew;
     private final String release;
+    /**
+     * This relay's updates of its partition rows, one at a time: the lease thread's renewals and the
+     * worker's position writes update the same rows from two connections, and in two orders they
+     * deadlocked (PostgreSQL then aborts one after deadlock_timeout).
+     */
+    private final ReentrantLock partitionRowUpdates = new ReentrantLock();
     private volatile boolean acquiring = true;
 
     PartitionLeases(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
@@ -138,13 +146,13 @@ final class PartitionLeases {
             return;
         }
         long start = System.nanoTime();
-        Set<Map.Entry<Integer, Long>> renewed = jdbi.withHandle(h -> h.createQuery(renew)
+        Set<Map.Entry<Integer, Long>> renewed = updatingPartitionRows(() -> jdbi.withHandle(h -> h.createQuery(renew)
                 .bind("instance", instanceId)
                 .bind("leaseMillis", leaseMillis)
                 .bindArray("partitionNos", Integer.class, partitionsOf(current))
                 .bindArray("epochs", Long.class, epochsOf(current))
                 .map((rs, ctx) -> Map.entry(rs.getInt(1), rs.getLong(2)))
-                .set());
+                .set()));
         List<String> lost = new ArrayList<>();
         for (Lease lease : current) {
             if (renewed.contains(Map.entry(lease.partition(), lease.epoch()))) {
@@ -221,12 +229,22 @@ final class PartitionLeases {
         if (leases.isEmpty()) {
             return;
         }
-        jdbi.useHandle(h -> h.createQuery(release)
+        updatingPartitionRows(() -> jdbi.withHandle(h -> h.createQuery(release)
                 .bind("instance", instanceId)
                 .bindArray("partitionNos", Integer.class, partitionsOf(leases))
                 .bindArray("epochs", Long.class, epochsOf(leases))
                 .mapTo(Integer.class)
-                .list());
+                .list()));
+    }
+
+    /** Runs an update of this relay's partition rows (renewal, release, position write) after any other one ends. */
+    <T> T updatingPartitionRows(Supplier<T> update) {
+        partitionRowUpdates.lock();
+        try {
+            return update.get();
+        } finally {
+            partitionRowUpdates.unlock();
+        }
     }
 
     /** Stops taking partitions (a stop is under way); renewals go on. */

@@ -86,43 +86,26 @@ final class RelaySql {
 
     /**
      * Extends the leases this instance still holds with the same epoch and that have not run out; returns them.
-     * Locks: the held partition rows for this one statement, in partition order (as every write of them
-     * by this relay does: its page writes run on another thread and connection, and in another order the
-     * two deadlocked); it waits only for a concurrent takeover of an expired lease, after which the
-     * epoch check, evaluated again on the locked row, makes the renewal fail, as it must.
+     * Locks: the held partition rows for this one statement; it waits only for a concurrent takeover of
+     * an expired lease, after which the epoch check makes the renewal fail, as it must.
      */
     private static final String RENEW = """
-            WITH locked AS (
-                SELECT p.partition_no FROM <schema>.outbox_relay_partitions p
-                JOIN unnest(:partitionNos, :epochs) AS held(partition_no, epoch)
-                  ON p.partition_no = held.partition_no AND p.epoch = held.epoch
-                WHERE p.owner_id = :instance AND p.lease_expires_at > now()
-                ORDER BY p.partition_no
-                FOR UPDATE OF p
-            )
             UPDATE <schema>.outbox_relay_partitions p
             SET lease_expires_at = now() + :leaseMillis * interval '1 millisecond'
-            FROM locked
-            WHERE p.partition_no = locked.partition_no
+            FROM unnest(:partitionNos, :epochs) AS held(partition_no, epoch)
+            WHERE p.partition_no = held.partition_no AND p.epoch = held.epoch
+              AND p.owner_id = :instance AND p.lease_expires_at > now()
             RETURNING p.partition_no, p.epoch""";
 
     /**
      * Gives up leases this instance holds with these epochs, so another instance may take them at once.
-     * Locks: the held partition rows for this one statement, in partition order, as {@link #RENEW} does.
+     * Locks: the held partition rows for this one statement, as {@link #RENEW} does.
      */
     private static final String RELEASE = """
-            WITH locked AS (
-                SELECT p.partition_no FROM <schema>.outbox_relay_partitions p
-                JOIN unnest(:partitionNos, :epochs) AS held(partition_no, epoch)
-                  ON p.partition_no = held.partition_no AND p.epoch = held.epoch
-                WHERE p.owner_id = :instance
-                ORDER BY p.partition_no
-                FOR UPDATE OF p
-            )
             UPDATE <schema>.outbox_relay_partitions p
             SET owner_id = NULL, lease_expires_at = NULL
-            FROM locked
-            WHERE p.partition_no = locked.partition_no
+            FROM unnest(:partitionNos, :epochs) AS held(partition_no, epoch)
+            WHERE p.partition_no = held.partition_no AND p.epoch = held.epoch AND p.owner_id = :instance
             RETURNING p.partition_no""";
 
     // ---- schema check at start ---------------------------------------------------------------
@@ -238,9 +221,8 @@ final class RelaySql {
      * The fence of every write for claimed events: the claimed partitions this instance still holds
      * with the same epoch and an unexpired lease. Each fenced write starts with it, so a paused old
      * owner's write changes nothing.
-     * Locks: the held partition rows until the statement ends, in partition order, as {@link #RENEW}
-     * does (the position write updates them, and the lease thread renews them concurrently); a row a
-     * takeover changed meanwhile is checked again once locked, and then fails the fence.
+     * Locks: none on the partition rows: a takeover needs the lease to have run out, which {@code
+     * lease_expires_at > now()} excludes at this statement's snapshot.
      */
     private static final String HELD_PARTITIONS = """
             WITH held AS (
@@ -248,8 +230,6 @@ final class RelaySql {
                 JOIN unnest(:partitionNos, :epochs) AS claimed(partition_no, epoch)
                   ON claimed.partition_no = p.partition_no AND claimed.epoch = p.epoch
                 WHERE p.owner_id = :instance AND p.lease_expires_at > now()
-                ORDER BY p.partition_no
-                FOR UPDATE OF p
             )
             """;
 
