@@ -76,7 +76,7 @@ final class RetryQueue {
 
     /** Records a retry round's outcomes; returns the partitions (to epoch) whose lease failed the fence. */
     Map<Integer, Long> settle(Settlement outcomes) {
-        if (outcomes.published.isEmpty() && outcomes.failed.isEmpty() && outcomes.dead.isEmpty()) {
+        if (outcomes.isEmpty()) {
             return Map.of();
         }
         List<Long> ids = new ArrayList<>();
