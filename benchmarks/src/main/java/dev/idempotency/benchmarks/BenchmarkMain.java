@@ -215,7 +215,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                         System.getProperty("java.version"), System.getProperty("java.vm.name"), pgbenchVersion),
                 "each cell: " + settings.warmup().toSeconds() + " s warm-up (+" + settings.jitWarmup().toSeconds()
                         + " s for the JIT before a Java workload's first cell), then " + settings.window().toSeconds()
-                        + " s measured; median of " + settings.repeat() + " run(s); closed loop, one connection per caller; "
+                        + " s measured; median of " + settings.repeat() + " run(s), the cells a row compares measured in turn, round by round; closed loop, one connection per caller; "
                         + "tables emptied and CHECKPOINT before each cell",
                 "command: " + settings.commandLine());
     }

@@ -78,29 +78,44 @@ final class BenchmarkRun {
         return List.copyOf(notes);
     }
 
+    /** A cell: what it measures, at how many callers, and how. */
+    record Cell(String name, int callers, CellBody body) {
+        String key() {
+            return name + " @ " + callers;
+        }
+    }
+
     /**
      * The median of {@link BenchmarkSettings#repeat()} measurements of a cell named {@code name}
      * at {@code callers}, each from emptied tables; measured on first request only.
      */
     Measurement cell(String name, int callers, CellBody body) throws Exception {
-        String key = name + " @ " + callers;
-        Measurement cached = cells.get(key);
-        if (cached != null) {
-            return cached;
-        }
-        List<Measurement> runs = new ArrayList<>();
+        return interleaved(List.of(new Cell(name, callers, body))).get(0);
+    }
+
+    /**
+     * The medians of cells compared with each other, measured in rounds: each round measures every
+     * cell not measured before in this run, once, from emptied tables, so a change of the shared
+     * machine's speed during the run falls on all of them alike instead of on whichever came last.
+     * Returned in the order given; cached like {@link #cell}.
+     */
+    List<Measurement> interleaved(List<Cell> group) throws Exception {
+        List<Cell> fresh = group.stream().filter(c -> !cells.containsKey(c.key())).toList();
+        Map<String, List<Measurement>> runs = new HashMap<>();
         for (int i = 1; i <= settings.repeat(); i++) {
-            log.info("measuring {} with {} caller(s), run {} of {}", name, callers, i, settings.repeat());
-            database.reset();
-            Measurement m = body.measure();
-            if (m.errors() > 0) {
-                log.warn("{} with {} caller(s): {} errors, the first: {}", name, callers, m.errors(), m.firstError());
+            for (Cell cell : fresh) {
+                log.info("measuring {} with {} caller(s), run {} of {}", cell.name(), cell.callers(), i, settings.repeat());
+                database.reset();
+                Measurement m = cell.body().measure();
+                if (m.errors() > 0) {
+                    log.warn("{} with {} caller(s): {} errors, the first: {}", cell.name(), cell.callers(), m.errors(),
+                            m.firstError());
+                }
+                runs.computeIfAbsent(cell.key(), k -> new ArrayList<>()).add(m);
             }
-            runs.add(m);
         }
-        Measurement median = Measurement.median(runs);
-        cells.put(key, median);
-        return median;
+        runs.forEach((key, measured) -> cells.put(key, Measurement.median(measured)));
+        return group.stream().map(c -> cells.get(c.key())).toList();
     }
 
     /** True when any measured cell counted an error. */

@@ -27,11 +27,14 @@ final class ExecutorOverhead implements Section {
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
         for (int callers : run.settings().callers()) {
-            Measurement ours = PaymentCalls.executor(run, callers);
-            Measurement bare = PaymentCalls.bare(run, callers);
-            Measurement pgbench = PaymentCalls.pgbench(run, "bare.sql", callers);
-            // The same statements from C: how much of the added latency the SQL itself costs.
-            Measurement pgbenchExecutor = PaymentCalls.pgbench(run, "executor.sql", callers);
+            // pgbench executor.sql: the same statements from C, how much of the added latency the SQL itself costs.
+            List<Measurement> m = run.interleaved(List.of(PaymentCalls.executorCell(run, callers),
+                    PaymentCalls.bareCell(run, callers), PaymentCalls.pgbenchCell(run, "bare.sql", callers),
+                    PaymentCalls.pgbenchCell(run, "executor.sql", callers)));
+            Measurement ours = m.get(0);
+            Measurement bare = m.get(1);
+            Measurement pgbench = m.get(2);
+            Measurement pgbenchExecutor = m.get(3);
             double addedP50 = ours.p50Millis() - bare.p50Millis();
             double addedP99 = ours.p99Millis() - bare.p99Millis();
             rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));

@@ -40,10 +40,14 @@ final class ExecutorVsPgbench implements Section {
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
         for (int callers : run.settings().callers()) {
-            Measurement ours = PaymentCalls.executor(run, callers);
+            List<BenchmarkRun.Cell> cells = new ArrayList<>(List.of(PaymentCalls.executorCell(run, callers)));
+            REFERENCES.forEach(reference -> cells.add(PaymentCalls.pgbenchCell(run, reference.script(), callers)));
+            List<Measurement> measured = run.interleaved(cells);
+            Measurement ours = measured.get(0);
             rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
-            for (Reference reference : REFERENCES) {
-                Measurement pgbench = PaymentCalls.pgbench(run, reference.script(), callers);
+            for (int i = 0; i < REFERENCES.size(); i++) {
+                Reference reference = REFERENCES.get(i);
+                Measurement pgbench = measured.get(i + 1);
                 double throughput = Targets.ratio(ours.opsPerSecond(), pgbench.opsPerSecond());
                 ResultRow row = ResultRow.of(title(), reference.label(), callers, pgbench)
                         .compared("ours/this: ops " + Targets.format(throughput)

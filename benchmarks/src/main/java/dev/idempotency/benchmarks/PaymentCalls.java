@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jdbi.v3.core.Jdbi;
@@ -52,7 +53,12 @@ final class PaymentCalls {
 
     /** The executor at {@code callers} concurrent callers, on a pool of as many connections. */
     static Measurement executor(BenchmarkRun run, int callers) throws Exception {
-        return run.cell(EXECUTOR_CELL, callers, () -> {
+        return run.interleaved(List.of(executorCell(run, callers))).get(0);
+    }
+
+    /** The cell of {@link #executor}, to measure interleaved with the cells it is compared with. */
+    static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers) {
+        return new BenchmarkRun.Cell(EXECUTOR_CELL, callers, () -> {
             try (HikariDataSource pool = run.database().pool("executor-" + callers, callers)) {
                 PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
                         .config(run.executorConfig()).build();
@@ -64,8 +70,8 @@ final class PaymentCalls {
     }
 
     /** The payment insert alone in a Jdbi transaction, at {@code callers} callers. */
-    static Measurement bare(BenchmarkRun run, int callers) throws Exception {
-        return run.cell(BARE_CELL, callers, () -> {
+    static BenchmarkRun.Cell bareCell(BenchmarkRun run, int callers) {
+        return new BenchmarkRun.Cell(BARE_CELL, callers, () -> {
             try (HikariDataSource pool = run.database().pool("bare-" + callers, callers)) {
                 Jdbi jdbi = Jdbi.create(pool);
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
@@ -77,8 +83,8 @@ final class PaymentCalls {
     }
 
     /** A pgbench script at {@code callers} clients, with the values the Java side binds. */
-    static Measurement pgbench(BenchmarkRun run, String script, int callers) throws Exception {
-        return run.cell("pgbench " + script, callers, () -> run.pgbench().run(script, callers,
+    static BenchmarkRun.Cell pgbenchCell(BenchmarkRun run, String script, int callers) {
+        return new BenchmarkRun.Cell("pgbench " + script, callers, () -> run.pgbench().run(script, callers,
                 run.settings().warmup(), run.settings().window(), pgbenchVariables(run)));
     }
 

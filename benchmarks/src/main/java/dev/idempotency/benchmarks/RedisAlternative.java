@@ -45,8 +45,10 @@ final class RedisAlternative implements Section {
         List<ResultRow> rows = new ArrayList<>();
         try {
             for (int callers : run.settings().callers()) {
-                Measurement ours = PaymentCalls.executor(run, callers);
-                Measurement theirs = run.cell(REDIS_CELL, callers, () -> measure(run, redis, callers));
+                List<Measurement> measured = run.interleaved(List.of(PaymentCalls.executorCell(run, callers),
+                        new BenchmarkRun.Cell(REDIS_CELL, callers, () -> measure(run, redis, callers))));
+                Measurement ours = measured.get(0);
+                Measurement theirs = measured.get(1);
                 double throughput = Targets.ratio(ours.opsPerSecond(), theirs.opsPerSecond());
                 rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
                 rows.add(ResultRow.of(title(), REDIS_CELL, callers, theirs)

@@ -59,12 +59,15 @@ final class RelayCost implements Section {
     @Override
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
-        Measurement alone = PaymentCalls.executor(run, WRITERS);
         long[] relayFacts = new long[2];
-        Measurement withRelay = executorWithRelay(run, WITH_RELAY_CELL, relayFacts, null);
-        Measurement preV4Alone = preV4Writers(run, false, new long[2]);
         long[] preV4Facts = new long[2];
-        Measurement preV4WithRelay = preV4Writers(run, true, preV4Facts);
+        List<Measurement> writers = run.interleaved(List.of(PaymentCalls.executorCell(run, WRITERS),
+                executorWithRelayCell(run, WITH_RELAY_CELL, relayFacts, null), preV4WritersCell(run, false, new long[2]),
+                preV4WritersCell(run, true, preV4Facts)));
+        Measurement alone = writers.get(0);
+        Measurement withRelay = writers.get(1);
+        Measurement preV4Alone = writers.get(2);
+        Measurement preV4WithRelay = writers.get(3);
         rows.add(ResultRow.of(TITLE, PaymentCalls.EXECUTOR_CELL + ", no relay", WRITERS, alone));
         rows.add(writersRow(run, WITH_RELAY_CELL, withRelay, alone, relayFacts));
         rows.add(ResultRow.of(TITLE, PRE_V4 + PaymentCalls.EXECUTOR_CELL + ", no relay", WRITERS, preV4Alone)
@@ -142,7 +145,12 @@ final class RelayCost implements Section {
      * commit, as the cell {@code cell}; {@code alongside} (or null) runs beside them (section 8's sweeper).
      */
     static Measurement executorWithRelay(BenchmarkRun run, String cell, long[] relayFacts, Alongside alongside) throws Exception {
-        return run.cell(cell, WRITERS, () -> {
+        return run.interleaved(List.of(executorWithRelayCell(run, cell, relayFacts, alongside))).get(0);
+    }
+
+    /** The cell of {@link #executorWithRelay}, to measure interleaved with the cells it is compared with. */
+    static BenchmarkRun.Cell executorWithRelayCell(BenchmarkRun run, String cell, long[] relayFacts, Alongside alongside) {
+        return new BenchmarkRun.Cell(cell, WRITERS, () -> {
             AtomicLong published = new AtomicLong();
             try (HikariDataSource relayPool = run.database().pool("cost-relay", RelayBenchSettings.RELAY_POOL_SIZE);
                  HikariDataSource executorPool = run.database().pool("cost-executor", WRITERS);
@@ -170,9 +178,9 @@ final class RelayCost implements Section {
     }
 
     /** The executor at {@link #WRITERS} callers on the pre-V4 schema, with or without a pre-V4 drain loop. */
-    static Measurement preV4Writers(BenchmarkRun run, boolean withRelay, long[] relayFacts) throws Exception {
+    static BenchmarkRun.Cell preV4WritersCell(BenchmarkRun run, boolean withRelay, long[] relayFacts) {
         String cell = PRE_V4 + (withRelay ? WITH_RELAY_CELL : PaymentCalls.EXECUTOR_CELL + ", no relay");
-        return run.cell(cell, WRITERS, () -> {
+        return new BenchmarkRun.Cell(cell, WRITERS, () -> {
             PreV4Schema preV4 = run.database().preV4();
             AtomicLong published = new AtomicLong();
             try (HikariDataSource executorPool = run.database().pool("prev4-executor", WRITERS);
