@@ -36,12 +36,12 @@ public final class OutboxBacklog {
      * before the first relay ran), plus those waiting in outbox_retries.
      */
     public long pendingCount() {
-        return jdbi.withHandle(h -> h.createQuery(countPending).mapTo(Long.class).one());
+        return jdbi.withHandle(h -> h.createQuery(countPending).addCustomizer(PlannedAtEachCall.INSTANCE).mapTo(Long.class).one());
     }
 
     /** How long the oldest pending event has waited since it was written; zero when none is pending. */
     public Duration oldestPendingAge() {
-        return jdbi.withHandle(h -> h.createQuery(oldestPendingAge).mapTo(Long.class).findOne())
+        return jdbi.withHandle(h -> h.createQuery(oldestPendingAge).addCustomizer(PlannedAtEachCall.INSTANCE).mapTo(Long.class).findOne())
                 .map(millis -> Duration.ofMillis(Math.max(0, millis)))
                 .orElse(Duration.ZERO);
     }

@@ -106,9 +106,12 @@ final class OutboxPositions {
             los[p] = known.get(p).consumed();
         });
         List<String> hi = new ArrayList<>(1);
+        ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
         List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffStart)
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
+                .bind("xmax", bounds.xmax())
+                .bindArray("xip", String.class, bounds.xip())
                 .bind("limit", batchSize + 1)
                 .map((rs, ctx) -> {
                     if (hi.isEmpty()) {
@@ -131,6 +134,7 @@ final class OutboxPositions {
             cursors[p] = position.cursor();
         });
         List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffPage)
+                .addCustomizer(PlannedAtEachCall.INSTANCE)
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bindArray("cursors", Long.class, Arrays.asList(cursors))

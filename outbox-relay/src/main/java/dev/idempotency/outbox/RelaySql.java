@@ -161,39 +161,34 @@ final class RelaySql {
      * them it keeps, per partition, those not visible in that partition's consumed snapshot (:los, one
      * per partition, NULL for partitions not read), and returns the first :limit in id order with hi.
      * The candidates are found by the txid index: an event not visible in lo either has a txid in lo's
-     * in-progress list or one at or above lo's xmax (below xmin is committed-and-visible or aborted);
-     * they are materialized before the sort, so the planner cannot walk the id index over the whole table.
-     * The two ranges (disjoint: an in-progress id at or above the lowest xmax is in the second) are two
-     * index scans joined by UNION ALL: written as one OR with the visibility tests
-     * (whose bounds the planner cannot see), PostgreSQL 15 scanned every generation table on each batch.
+     * in-progress list or one at or above lo's xmax (below xmin is committed-and-visible or aborted).
+     * The relay passes those bounds over all partitions read: :xip, the in-progress txids below :xmax,
+     * the lowest xmax, so the two ranges are disjoint index scans joined by UNION ALL (written as one
+     * OR, PostgreSQL 15 scanned every generation table). The candidates are materialized narrow before
+     * the sort, and only the page's rows are fetched whole, each by its primary key.
      * Locks: none; a plain read at the statement's snapshot.
      */
     private static final String DIFF_START = """
             WITH hi AS MATERIALIZED (
                 SELECT pg_current_snapshot() AS snapshot
-            ), lo AS MATERIALIZED (
-                SELECT CAST(:los AS pg_snapshot[]) AS by_partition
-            ), bounds AS MATERIALIZED (
-                SELECT ARRAY(SELECT DISTINCT x FROM unnest(lo.by_partition) AS s, pg_snapshot_xip(s) AS x) AS xip,
-                       (SELECT min(pg_snapshot_xmax(s)) FROM unnest(lo.by_partition) AS s) AS xmax
-                FROM lo
             ), candidates AS MATERIALIZED (
                 SELECT c.id, c.generation, c.txid, c.ordering_hash FROM <schema>.outbox_events c
-                WHERE c.txid = ANY(CAST((SELECT xip FROM bounds) AS xid8[])) AND c.txid < (SELECT xmax FROM bounds)
+                WHERE c.txid = ANY(CAST(:xip AS xid8[]))
               UNION ALL
                 SELECT c.id, c.generation, c.txid, c.ordering_hash FROM <schema>.outbox_events c
-                WHERE c.txid >= (SELECT xmax FROM bounds) AND c.txid < (SELECT pg_snapshot_xmax(snapshot) FROM hi)
+                WHERE c.txid >= CAST(:xmax AS xid8) AND c.txid < (SELECT pg_snapshot_xmax(snapshot) FROM hi)
             ), difference AS MATERIALIZED (
                 SELECT c.id, c.generation FROM candidates c
                 WHERE pg_visible_in_snapshot(c.txid, (SELECT snapshot FROM hi))
                   AND NOT pg_visible_in_snapshot(c.txid,
-                          (SELECT by_partition FROM lo)[(c.ordering_hash & 2147483647) % :partitions + 1])
+                          (SELECT CAST(:los AS pg_snapshot[]))[(c.ordering_hash & 2147483647) % :partitions + 1])
             ), page AS (
                 SELECT id, generation FROM difference ORDER BY id LIMIT :limit
             )
             SELECT """ + " " + EVENT_COLUMNS + """
             , (SELECT snapshot::text FROM hi) AS hi
-            FROM page JOIN <schema>.outbox_events e ON e.id = page.id AND e.generation = page.generation
+            FROM page CROSS JOIN LATERAL (
+                SELECT * FROM <schema>.outbox_events w WHERE w.id = page.id AND w.generation = page.generation) e
             ORDER BY e.id""";
 
     /**
