@@ -12,7 +12,8 @@ import org.jdbi.v3.core.statement.TemplateEngine;
 /**
  * The operator's view of dead letters (rows of {@code outbox_retries} with status dead): lists them,
  * and puts one or all back to pending with their attempts reset, due now, so a running relay
- * publishes them again; while one is pending, its key's newer events wait behind it.
+ * publishes them again (within its {@code idlePollMax}: a relay with no pending retries looks for
+ * them that often); while one is pending, its key's newer events wait behind it.
  *
  * <p>A requeued event is published after later events of its key that already went out while it
  * was dead: requeueing trades that key's order for delivery, which is the operator's call.

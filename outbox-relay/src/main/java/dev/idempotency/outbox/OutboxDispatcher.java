@@ -47,7 +47,9 @@ final class OutboxDispatcher {
     private final RelayFailureLog failures;
     private final PublisherOutage outage;
     private final long retryScanIntervalNanos;
+    private final long quietRetryScanIntervalNanos;
     private long nextRetryScan = System.nanoTime();
+    private Map<Integer, Long> retryScanLeases = Map.of();
 
     OutboxDispatcher(OutboxPositions positions, RetryQueue retries, PartitionLeases leases,
                      TimeLimitedPublisher publisher, OutboxRelayConfig config, OutboxRelayListener listener,
@@ -62,20 +64,26 @@ final class OutboxDispatcher {
         this.failures = new RelayFailureLog(config.instanceId());
         this.outage = outage;
         this.retryScanIntervalNanos = config.idlePollMin().toNanos();
+        this.quietRetryScanIntervalNanos = config.idlePollMax().toNanos();
     }
 
     /**
-     * Publishes the due retries (looked for at most every idlePollMin while none are due), then one
-     * page; returns how many events it read (0: nothing to do).
+     * Publishes the due retries, then one page; returns how many events it read (0: nothing to do).
+     * Retries are looked for at most every idlePollMin while some are pending but none due, and every
+     * idlePollMax while none of this relay's partitions has any (only this relay adds them, and it looks
+     * again at once when it moves events aside or its partitions change; a dead letter an operator
+     * requeues waits at most that long).
      */
     int dispatchBatch() throws InterruptedException {
         int read = 0;
         List<ClaimedEvent> due = List.of();
         long now = System.nanoTime();
-        if (now - nextRetryScan >= 0) {
-            due = retries.claim(leases.publishable());
-            // With nothing due, the next look is after the shortest idle poll, not at every page.
-            nextRetryScan = due.isEmpty() ? now + retryScanIntervalNanos : now;
+        Map<Integer, Long> publishable = leases.publishable();
+        if (now - nextRetryScan >= 0 || !publishable.equals(retryScanLeases)) {
+            due = retries.claim(publishable);
+            retryScanLeases = publishable;
+            nextRetryScan = !due.isEmpty() ? now
+                    : now + (retries.nonePending() ? quietRetryScanIntervalNanos : retryScanIntervalNanos);
         }
         if (!due.isEmpty()) {
             read += due.size();
@@ -266,6 +274,11 @@ final class OutboxDispatcher {
     /** Writes the page's positions; never at the same time as a lease renewal of this relay ({@link PartitionLeases}). */
     private void settle(OutboxPositions.Page page, Settlement outcomes) {
         dropFenced(leases.updatingPartitionRows(() -> positions.settle(page, outcomes)));
+        long soon = System.nanoTime() + retryScanIntervalNanos;
+        if ((!outcomes.failed.isEmpty() || !outcomes.diverted.isEmpty()) && nextRetryScan - soon > 0) {
+            // Events went to outbox_retries as pending: look for them at the usual pace again.
+            nextRetryScan = soon;
+        }
     }
 
 }

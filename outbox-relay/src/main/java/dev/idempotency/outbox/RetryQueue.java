@@ -27,6 +27,7 @@ final class RetryQueue {
     private final PendingKeyScan keys;
     private final String pendingRetries;
     private final String settleRetries;
+    private boolean nonePending;
 
     RetryQueue(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
@@ -45,13 +46,16 @@ final class RetryQueue {
      * nothing due (all waiting for their backoff), it goes on with the next keys, a few rounds at most.
      */
     List<ClaimedEvent> claim(Map<Integer, Long> leases) {
+        nonePending = false;
         if (leases.isEmpty()) {
             return List.of();
         }
+        boolean anyKey = false;
         // Enough hashes to find a batch's worth of keys when this instance holds only some partitions.
         int budget = batchSize * Math.min(16, (partitions + leases.size() - 1) / leases.size());
         for (int round = 0; round < MAX_ROUNDS; round++) {
             List<Integer> hashes = keys.next(leases.keySet(), batchSize, budget);
+            anyKey |= !hashes.isEmpty();
             List<EventRow> rows = hashes.isEmpty() ? List.of() : jdbi.withHandle(h -> h.createQuery(pendingRetries)
                     .bind("partitions", partitions)
                     .bind("maxPerKey", maxEventsPerKey)
@@ -68,10 +72,19 @@ final class RetryQueue {
                 return events;
             }
             if (keys.lapCompleted()) {
+                nonePending = !anyKey;
                 break;
             }
         }
         return List.of();
+    }
+
+    /**
+     * Whether the last {@link #claim} went round every pending retry and found none of the given
+     * partitions: until this relay moves an event aside or takes a partition, none is due.
+     */
+    boolean nonePending() {
+        return nonePending;
     }
 
     /** Records a retry round's outcomes; returns the partitions (to epoch) whose lease failed the fence. */
