@@ -61,8 +61,10 @@ final class DatabaseErrors {
         if (!UNDEFINED_TABLE.equals(state) && !INVALID_SCHEMA_NAME.equals(state)) {
             return e;
         }
-        return new SchemaNotMigratedException("The idempotency tables are not in schema \"" + schema + "\" (SQLSTATE "
-                + state + ": " + rootMessage(e) + "). Apply the migrations to it with IdempotencyMigrations.migrate(dataSource, \""
+        // A schema migrated to an older version lacks only the newer tables: the message covers both cases.
+        return new SchemaNotMigratedException("A table of the idempotency library is missing from schema \"" + schema
+                + "\" (SQLSTATE " + state + ": " + rootMessage(e) + "): the schema is not migrated, or not to this version's"
+                + " migrations. Apply the migrations to it with IdempotencyMigrations.migrate(dataSource, \""
                 + schema + "\") (or the relay's --migrate), or set " + schemaSetting + " to the schema that holds them.",
                 schema, e);
     }

@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.SchemaNotMigratedException;
+import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.MigratedSchema;
 import java.time.Duration;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -19,6 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SchemaNotMigratedTest {
     @RegisterExtension
     static final MigratedSchema unmigrated = MigratedSchema.builder(MigratedSchema.Migration.NONE).prefix("unmigrated").build();
+    @RegisterExtension
+    static final MigratedSchema olderVersion = MigratedSchema.builder(MigratedSchema.Migration.NONE).prefix("v3only").build();
     @RegisterExtension
     static final ExecutorFixture migrated = new ExecutorFixture(4);
 
@@ -54,6 +58,20 @@ class SchemaNotMigratedTest {
         SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class, sweeper::sweepOnce);
 
         assertNamesTheFix(e, unmigrated.name(), "Sweeper.Builder.schema");
+    }
+
+    @Test
+    void theSweeperOnASchemaMigratedToAnOlderVersionSaysSoAndNamesTheMissingTable() {
+        Flyway ours = IdempotencyMigrations.flyway(olderVersion.dataSource(), olderVersion.name());
+        Flyway.configure(IdempotencyMigrations.class.getClassLoader()).configuration(ours.getConfiguration())
+                .target("3").load().migrate();
+        Sweeper sweeper = Sweeper.builder(olderVersion.dataSource()).schema(olderVersion.name()).build();
+
+        SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class, sweeper::sweepOnce);
+
+        assertNamesTheFix(e, olderVersion.name(), "Sweeper.Builder.schema");
+        assertTrue(e.getMessage().contains("not to this version's migrations"), e.getMessage());
+        assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
     }
 
     @Test
