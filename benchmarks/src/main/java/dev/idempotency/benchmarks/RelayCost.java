@@ -164,7 +164,7 @@ final class RelayCost implements Section {
                 try {
                     Measurement m;
                     try (AutoCloseable beside = alongside == null ? null : alongside.start()) {
-                        m = ClosedLoopLoad.run("executor-with-relay", WRITERS, run.warmup(PaymentCalls.EXECUTOR_CELL),
+                        m = ClosedLoopLoad.run("executor-with-relay", WRITERS, run.warmup(WITH_RELAY_CELL),
                                 run.settings().window(), () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
                     }
                     relayFacts[0] = published.get();
