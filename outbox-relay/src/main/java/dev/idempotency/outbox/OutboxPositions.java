@@ -134,7 +134,6 @@ final class OutboxPositions {
             cursors[p] = position.cursor();
         });
         List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffPage)
-                .addCustomizer(PlannedAtEachCall.INSTANCE)
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bindArray("cursors", Long.class, Arrays.asList(cursors))

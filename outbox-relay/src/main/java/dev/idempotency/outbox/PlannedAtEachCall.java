@@ -8,11 +8,11 @@ import org.postgresql.PGStatement;
 
 /**
  * Sends a statement unnamed, so PostgreSQL plans it at each call with the tables' sizes of that
- * moment. For reads whose best plan depends on how big a generation table is (a walk of the primary
- * key in id order from a cursor, the backlog count): a generation starts empty after each rotation, and
- * a plan PostgreSQL cached then (a sequential scan, fine for what it took for a 10-page table) would stay
- * in use while the table grows, until autovacuum next updates its statistics. These reads run once per
- * page of a large batch or per metrics scrape, so planning them each time costs little.
+ * moment. For the backlog counts: a generation starts empty after each rotation, and a plan
+ * PostgreSQL cached then (a sequential scan, fine for what it took for a 10-page table) would stay in
+ * use while the table grows, until autovacuum next updates its statistics. A count runs per metrics
+ * scrape, so planning it each time costs little. (The page walk of a large batch, planned at each
+ * call too, drained a 200,000-event backlog about 10% slower, so it keeps its cached plan.)
  */
 final class PlannedAtEachCall implements StatementCustomizer {
     static final PlannedAtEachCall INSTANCE = new PlannedAtEachCall();
