@@ -3,7 +3,6 @@ package dev.idempotency.benchmarks;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.db.IdempotencyMigrations;
 import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -31,8 +30,7 @@ final class PreV4Schema {
     static PreV4Schema create(DataSource admin, String schema) {
         Jdbi jdbi = Jdbi.create(admin);
         jdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.CREATE_SCHEMA, schema)));
-        Flyway.configure().configuration(IdempotencyMigrations.flyway(admin, schema).getConfiguration())
-                .target(LAST_VERSION).load().migrate();
+        IdempotencyMigrations.migrate(admin, schema, LAST_VERSION);
         jdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkDatabase.resource("pgbench/schema.sql"), schema)));
         return new PreV4Schema(schema, jdbi);
     }

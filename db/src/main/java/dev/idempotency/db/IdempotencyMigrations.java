@@ -44,8 +44,21 @@ public final class IdempotencyMigrations {
         return flyway(dataSource, schema).migrate();
     }
 
+    /**
+     * Applies the migrations up to and including {@code version} (e.g. {@code "3"}) to {@code schema},
+     * creating it if needed: the schema as an older release left it, to rehearse an upgrade or to
+     * upgrade in steps. Later migrations stay pending for {@link #migrate(DataSource, String)}.
+     */
+    public static MigrateResult migrate(DataSource dataSource, String schema, String version) {
+        return configuration(dataSource, schema).target(Objects.requireNonNull(version, "version")).load().migrate();
+    }
+
     /** The Flyway instance {@link #migrate} uses, for {@code info()} or {@code validate()}. */
     public static Flyway flyway(DataSource dataSource, String schema) {
+        return configuration(dataSource, schema).load();
+    }
+
+    private static FluentConfiguration configuration(DataSource dataSource, String schema) {
         Objects.requireNonNull(dataSource, "dataSource");
         // The same rule as the executor's configuration: a plain lower-case identifier.
         SchemaNames.require(schema);
@@ -62,6 +75,6 @@ public final class IdempotencyMigrations {
         // while the scripts run on a second: on a pool of one it waits out the pool's timeout and
         // leaves an empty history table behind. A session-level lock lets everything run on one.
         configuration.getPluginRegister().getExact(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
-        return configuration.load();
+        return configuration;
     }
 }

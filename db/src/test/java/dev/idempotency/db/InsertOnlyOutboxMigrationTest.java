@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -87,9 +86,7 @@ class InsertOnlyOutboxMigrationTest {
     }
 
     private void migrateTo(String version) {
-        Flyway ours = IdempotencyMigrations.flyway(schema.dataSource(), schema.name());
-        Flyway.configure(IdempotencyMigrations.class.getClassLoader()).configuration(ours.getConfiguration())
-                .target(version).load().migrate();
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), version);
     }
 
     /** An event as a V3 relay left it: published, dead after {@code attempts}, or pending after {@code attempts} failures. */

@@ -12,8 +12,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
@@ -28,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(60)
 class ExecutorAcrossV4MigrationTest {
     @RegisterExtension
-    final MigratedSchema schema = MigratedSchema.builder((dataSource, name) -> migrateTo(dataSource, name, "3"))
+    final MigratedSchema schema = MigratedSchema.builder((dataSource, name) -> IdempotencyMigrations.migrate(dataSource, name, "3"))
             .poolSize(6).build();
 
     @Test
@@ -44,7 +42,7 @@ class ExecutorAcrossV4MigrationTest {
         try (Handle openWriter = jdbi.open()) {
             openWriter.begin();
             openWriter.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) VALUES ('t1', 'payments', 'open', '{}')");
-            migration = CompletableFuture.runAsync(() -> migrateTo(schema.dataSource(), schema.name(), "4"));
+            migration = CompletableFuture.runAsync(() -> IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "4"));
             waitFor(jdbi, 1);
             waiting = CompletableFuture.supplyAsync(() -> writeEvent(executor, "during"));
             waitFor(jdbi, 2);
@@ -83,11 +81,5 @@ class ExecutorAcrossV4MigrationTest {
             assertTrue(System.nanoTime() < deadline, "timed out waiting for " + waiters + " lock waiters");
             Thread.sleep(5);
         }
-    }
-
-    private static void migrateTo(DataSource dataSource, String schema, String version) {
-        Flyway ours = IdempotencyMigrations.flyway(dataSource, schema);
-        Flyway.configure(IdempotencyMigrations.class.getClassLoader()).configuration(ours.getConfiguration())
-                .target(version).load().migrate();
     }
 }

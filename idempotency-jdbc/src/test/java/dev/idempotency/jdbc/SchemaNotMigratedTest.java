@@ -11,7 +11,6 @@ import dev.idempotency.core.SchemaNotMigratedException;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.MigratedSchema;
 import java.time.Duration;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -62,9 +61,7 @@ class SchemaNotMigratedTest {
 
     @Test
     void theSweeperOnASchemaMigratedToAnOlderVersionSaysSoAndNamesTheMissingTable() {
-        Flyway ours = IdempotencyMigrations.flyway(olderVersion.dataSource(), olderVersion.name());
-        Flyway.configure(IdempotencyMigrations.class.getClassLoader()).configuration(ours.getConfiguration())
-                .target("3").load().migrate();
+        IdempotencyMigrations.migrate(olderVersion.dataSource(), olderVersion.name(), "3");
         Sweeper sweeper = Sweeper.builder(olderVersion.dataSource()).schema(olderVersion.name()).build();
 
         SchemaNotMigratedException e = assertThrows(SchemaNotMigratedException.class, sweeper::sweepOnce);

@@ -52,11 +52,7 @@ final class OutboxFixture implements BeforeAllCallback, AfterAllCallback, Before
     /** A schema migrated only up to {@code version}, as a database made by an older release is; made now. */
     static OutboxFixture createAtVersion(String prefix, String version) {
         OutboxFixture fixture = new OutboxFixture(MigratedSchema.builder((dataSource, schema) ->
-                org.flywaydb.core.Flyway.configure(IdempotencyMigrations.class.getClassLoader())
-                        .configuration(IdempotencyMigrations.flyway(dataSource, schema).getConfiguration())
-                        .target(version)
-                        .load()
-                        .migrate()).prefix(prefix));
+                IdempotencyMigrations.migrate(dataSource, schema, version)).prefix(prefix));
         fixture.schema.start();
         return fixture;
     }
