@@ -90,7 +90,12 @@ final class BenchmarkRun {
      * at {@code callers}, each from emptied tables; measured on first request only.
      */
     Measurement cell(String name, int callers, CellBody body) throws Exception {
-        return interleaved(List.of(new Cell(name, callers, body))).get(0);
+        return cell(new Cell(name, callers, body));
+    }
+
+    /** The median of {@code cell}'s measurements, as {@link #cell(String, int, CellBody)}. */
+    Measurement cell(Cell cell) throws Exception {
+        return interleaved(List.of(cell)).get(0);
     }
 
     /**

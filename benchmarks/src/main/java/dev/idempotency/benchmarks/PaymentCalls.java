@@ -53,7 +53,7 @@ final class PaymentCalls {
 
     /** The executor at {@code callers} concurrent callers, on a pool of as many connections. */
     static Measurement executor(BenchmarkRun run, int callers) throws Exception {
-        return run.interleaved(List.of(executorCell(run, callers))).get(0);
+        return run.cell(executorCell(run, callers));
     }
 
     /** The cell of {@link #executor}, to measure interleaved with the cells it is compared with. */

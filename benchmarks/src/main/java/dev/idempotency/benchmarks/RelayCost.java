@@ -145,7 +145,7 @@ final class RelayCost implements Section {
      * commit, as the cell {@code cell}; {@code alongside} (or null) runs beside them (section 8's sweeper).
      */
     static Measurement executorWithRelay(BenchmarkRun run, String cell, long[] relayFacts, Alongside alongside) throws Exception {
-        return run.interleaved(List.of(executorWithRelayCell(run, cell, relayFacts, alongside))).get(0);
+        return run.cell(executorWithRelayCell(run, cell, relayFacts, alongside));
     }
 
     /** The cell of {@link #executorWithRelay}, to measure interleaved with the cells it is compared with. */
