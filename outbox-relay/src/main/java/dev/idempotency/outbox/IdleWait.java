@@ -1,23 +1,29 @@
 package dev.idempotency.outbox;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How the worker waits when there is nothing to publish: an adaptive poll interval that starts at
- * the minimum and doubles up to the maximum while polls keep finding nothing, cut short by
- * {@link #wakeUp()} (called after a commit that wrote outbox events, or when partitions change).
+ * How the worker waits between reads: when there is nothing to publish, an adaptive poll interval
+ * that starts at the minimum and doubles up to the maximum while polls keep finding nothing, cut
+ * short by {@link #wakeUp()} (called after a commit that wrote outbox events, or when partitions
+ * change); after a read that caught up with a steady stream, the linger, which only {@link #stop()}
+ * cuts short.
  */
 final class IdleWait {
     private final long minNanos;
     private final long maxNanos;
+    private final long lingerNanos;
     private final Semaphore signal = new Semaphore(0);
+    private final CountDownLatch stopped = new CountDownLatch(1);
     private long nextNanos;
 
-    IdleWait(Duration min, Duration max) {
+    IdleWait(Duration min, Duration max, Duration linger) {
         this.minNanos = min.toNanos();
         this.maxNanos = max.toNanos();
+        this.lingerNanos = linger.toNanos();
         this.nextNanos = minNanos;
     }
 
@@ -26,6 +32,24 @@ final class IdleWait {
         if (signal.availablePermits() == 0) {
             signal.release();
         }
+    }
+
+    /** Ends every current and later wait at once: the relay is stopping. */
+    void stop() {
+        stopped.countDown();
+        signal.release();
+    }
+
+    /**
+     * Waits until the linger has passed since {@code readStartedNanos}. Commits signalled meanwhile
+     * need no wake-up afterwards: they committed before the next read starts, which sees them.
+     */
+    void linger(long readStartedNanos) throws InterruptedException {
+        long rest = readStartedNanos + lingerNanos - System.nanoTime();
+        if (rest > 0) {
+            stopped.await(rest, TimeUnit.NANOSECONDS);
+        }
+        signal.drainPermits();
     }
 
     /** Work was found: the next idle wait starts again from the minimum. */

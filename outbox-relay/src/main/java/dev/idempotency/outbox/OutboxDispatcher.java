@@ -50,6 +50,7 @@ final class OutboxDispatcher {
     private final long quietRetryScanIntervalNanos;
     private long nextRetryScan = System.nanoTime();
     private Map<Integer, Long> retryScanLeases = Map.of();
+    private boolean caughtUp;
 
     OutboxDispatcher(OutboxPositions positions, RetryQueue retries, PartitionLeases leases,
                      TimeLimitedPublisher publisher, OutboxRelayConfig config, OutboxRelayListener listener,
@@ -75,6 +76,7 @@ final class OutboxDispatcher {
      * requeues waits at most that long).
      */
     int dispatchBatch() throws InterruptedException {
+        caughtUp = false;
         int read = 0;
         List<ClaimedEvent> due = List.of();
         long now = System.nanoTime();
@@ -105,6 +107,8 @@ final class OutboxDispatcher {
             settle(page, new Settlement());
             page = positions.read(leases.publishable());
         }
+        // Read to the end of what was committed, with no retry due: nothing is waiting for the next read.
+        caughtUp = due.isEmpty() && !page.full() && page.cuts().isEmpty();
         if (page.events().isEmpty()) {
             return read;
         }
@@ -115,6 +119,14 @@ final class OutboxDispatcher {
             settle(page, outcomes);
         }
         return read + page.events().size();
+    }
+
+    /**
+     * Whether the last {@link #dispatchBatch()} left nothing committed unread: no retry was due and its
+     * page ended its batch (not full, no key cut off). Only then does the relay linger before reading again.
+     */
+    boolean caughtUp() {
+        return caughtUp;
     }
 
     /**

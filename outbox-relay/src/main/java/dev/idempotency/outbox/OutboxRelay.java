@@ -90,7 +90,9 @@ import org.slf4j.LoggerFactory;
  * The relay polls adaptively ({@link OutboxRelayConfig#idlePollMin()} doubling up to
  * {@link OutboxRelayConfig#idlePollMax()}); {@link #wakeUp()} is the in-process signal an executor
  * in the same JVM calls after a commit that wrote outbox events. {@code LISTEN/NOTIFY} is not used:
- * a transaction that issues {@code NOTIFY} takes a database-wide lock at commit.
+ * a transaction that issues {@code NOTIFY} takes a database-wide lock at commit. Under a steady
+ * stream it reads at most once per {@link OutboxRelayConfig#linger()} (wake-ups do not cut that
+ * short), so that its reads and position writes do not grow with the writers' commit rate.
  *
  * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls) and uses at
  * most two connections of the given pool at a time; a pool of its own (or room for those two in a
@@ -138,7 +140,7 @@ public final class OutboxRelay implements AutoCloseable {
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
         this.dispatcher = new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
                 this.publisher, config, listener, outage);
-        this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax());
+        this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax(), config.linger());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
         this.worker = daemon(this::work, "outbox-relay-worker-" + id);
     }
@@ -203,7 +205,7 @@ public final class OutboxRelay implements AutoCloseable {
         }
         leases.stopAcquiring();
         stopping = true;
-        idle.wakeUp();
+        idle.stop();
         Duration bound = config.leaseDuration().plus(config.publishTimeout().multipliedBy(2L * config.maxEventsPerKey()));
         boolean finished = join(worker, bound);
         leaseKeeper.shutdown();
@@ -286,12 +288,16 @@ public final class OutboxRelay implements AutoCloseable {
                 if (leases.releaseRequested()) {
                     leases.releaseRequestedPartitions();
                 }
+                long readStarted = System.nanoTime();
                 if (dispatcher.dispatchBatch() == 0) {
                     idle.await();
                 } else if (outage.active()) {
                     awaitOutageDelay();
                 } else {
                     idle.reset();
+                    if (dispatcher.caughtUp()) {
+                        idle.linger(readStarted);
+                    }
                 }
                 failures = 0;
             } catch (InterruptedException e) {

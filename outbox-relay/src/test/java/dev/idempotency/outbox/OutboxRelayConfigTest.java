@@ -46,6 +46,8 @@ class OutboxRelayConfigTest {
         assertTrue(rejection(b -> b.leaseDuration(Duration.ofMillis(500))).startsWith("leaseDuration must be"));
         assertTrue(rejection(b -> b.idlePollMin(Duration.ofSeconds(2)).idlePollMax(Duration.ofSeconds(1)))
                 .startsWith("idlePollMax must be"));
+        assertTrue(rejection(b -> b.linger(Duration.ofMillis(-1))).startsWith("linger must be between PT0S and PT1S"));
+        assertTrue(rejection(b -> b.linger(Duration.ofSeconds(2))).startsWith("linger must be"));
         assertTrue(rejection(b -> b.backoffBase(Duration.ofMinutes(10)).backoffMax(Duration.ofMinutes(5)))
                 .startsWith("backoffMax must be"));
         assertEquals("publishTimeout", assertThrows(NullPointerException.class,

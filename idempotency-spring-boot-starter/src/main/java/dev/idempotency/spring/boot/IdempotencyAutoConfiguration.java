@@ -150,7 +150,8 @@ public class IdempotencyAutoConfiguration {
                                    IdempotencyMigrator migrator, ObjectProvider<OutboxRelayListener> listeners) {
             IdempotencyProperties.Relay relay = properties.relay();
             OutboxRelayConfig.Builder config = OutboxRelayConfig.builder().schema(properties.schema())
-                    .partitions(relay.partitions()).batchSize(relay.batchSize()).idlePollMax(relay.idlePollMax());
+                    .partitions(relay.partitions()).batchSize(relay.batchSize()).idlePollMax(relay.idlePollMax())
+                    .linger(relay.linger());
             if (!relay.instanceId().isEmpty()) {
                 config.instanceId(relay.instanceId());
             }

@@ -105,6 +105,8 @@ public record IdempotencyProperties(
      * @param partitions virtual partitions of the outbox (every relay on one database must agree)
      * @param batchSize events claimed per batch
      * @param idlePollMax the longest pause between polls when the outbox is idle
+     * @param linger the least time between two reads while the relay keeps up with a steady stream
+     *               (see {@code OutboxRelayConfig.linger()}); 0 reads again at once
      * @param metricsRefreshInterval how often the backlog and dead-letter gauges are read from the database
      */
     public record Relay(
@@ -115,6 +117,7 @@ public record IdempotencyProperties(
             @DefaultValue("32") int partitions,
             @DefaultValue("100") int batchSize,
             @DefaultValue("1s") Duration idlePollMax,
+            @DefaultValue("10ms") Duration linger,
             @DefaultValue("10s") Duration metricsRefreshInterval) {
     }
 }

@@ -89,6 +89,11 @@ final class RunCommand implements Callable<Integer> {
             description = "Longest pause between polls when the outbox is empty (env OUTBOX_IDLE_POLL_MAX).")
     Duration idlePollMax;
 
+    @Option(names = "--linger", defaultValue = "${env:OUTBOX_LINGER}", converter = DurationConverter.class,
+            description = "Least time between two reads while the relay keeps up with a steady stream, 0 to 1s;"
+                    + " 0ms reads again at once (env OUTBOX_LINGER; default 10ms).")
+    Duration linger;
+
     @Option(names = "--sweep-interval", defaultValue = "${env:OUTBOX_SWEEP_INTERVAL:-30s}", converter = DurationConverter.class,
             description = "Pause between sweeps, at least 10ms (env OUTBOX_SWEEP_INTERVAL; default: ${DEFAULT-VALUE}).")
     Duration sweepInterval;
@@ -203,6 +208,9 @@ final class RunCommand implements Callable<Integer> {
         }
         if (idlePollMax != null) {
             builder.idlePollMax(idlePollMax);
+        }
+        if (linger != null) {
+            builder.linger(linger);
         }
         return builder.build();
     }
