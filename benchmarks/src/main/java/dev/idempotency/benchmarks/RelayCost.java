@@ -59,10 +59,10 @@ final class RelayCost implements Section {
     @Override
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
-        long[] relayFacts = new long[2];
-        long[] preV4Facts = new long[2];
+        RelayFacts relayFacts = new RelayFacts();
+        RelayFacts preV4Facts = new RelayFacts();
         List<Measurement> writers = run.interleaved(List.of(PaymentCalls.executorCell(run, WRITERS),
-                executorWithRelayCell(run, WITH_RELAY_CELL, relayFacts, null), preV4WritersCell(run, false, new long[2]),
+                executorWithRelayCell(run, WITH_RELAY_CELL, relayFacts, null), preV4WritersCell(run, false, new RelayFacts()),
                 preV4WritersCell(run, true, preV4Facts)));
         Measurement alone = writers.get(0);
         Measurement withRelay = writers.get(1);
@@ -122,16 +122,29 @@ final class RelayCost implements Section {
                 + "n_dead_tup of pg_stat_user_tables after the drain, summed over the tables named in the row (V4: the three "
                 + "generation tables and outbox_retries), and beside it the relay's positions/lease table. A backend sends "
                 + "its counters at most once a second and at exit, so the section closes the relay's connections and reads "
-                + "once the counters stopped moving (and, pre-V4, counted an update per event).");
+                + "once the counters stopped moving (and, pre-V4, counted an update per event). Relay CPU: over the "
+                + "whole with-relay cell (warm-up and window), the CPU time of the relay's own JVM threads (ThreadMXBean, "
+                + "by thread name) and of its PostgreSQL backends (/proc/[pid]/stat of the pids pg_stat_activity lists "
+                + "under the relay pool's application_name; only when the server runs on this host), over the elapsed "
+                + "time times the cores.");
         return rows;
     }
 
-    private static ResultRow writersRow(BenchmarkRun run, String measured, Measurement withRelay, Measurement alone, long[] facts) {
+    private static ResultRow writersRow(BenchmarkRun run, String measured, Measurement withRelay, Measurement alone,
+                                        RelayFacts facts) {
         double ratio = Targets.ratio(withRelay.opsPerSecond(), alone.opsPerSecond());
         return ResultRow.of(TITLE, measured, WRITERS, withRelay)
-                .compared(String.format(Locale.ROOT, "with/without relay: ops %s; relay published %d, %d pending at the end%s",
-                        Targets.format(ratio), facts[0], facts[1], run.settings().repeat() > 1 ? " (of the last run)" : ""))
+                .compared(String.format(Locale.ROOT, "with/without relay: ops %s; %s; relay published %d, %d pending at the end%s",
+                        Targets.format(ratio), facts.cpu.describe(), facts.published, facts.pending,
+                        run.settings().repeat() > 1 ? " (of the last run)" : ""))
                 .target(Targets.atLeast("ops ratio", ratio, WRITER_RATIO_FLOOR));
+    }
+
+    /** What a cell with a relay learned about it, for its row (of the last run when cells repeat). */
+    static final class RelayFacts {
+        long published;
+        long pending;
+        RelayCpu.Share cpu = RelayCpu.Share.NONE;
     }
 
     /** Work run beside the writers and the relay in a cell: started after the relay, closed after the load. */
@@ -144,12 +157,12 @@ final class RelayCost implements Section {
      * The executor at {@link #WRITERS} callers with one relay in the same JVM publishing what they
      * commit, as the cell {@code cell}; {@code alongside} (or null) runs beside them (section 8's sweeper).
      */
-    static Measurement executorWithRelay(BenchmarkRun run, String cell, long[] relayFacts, Alongside alongside) throws Exception {
+    static Measurement executorWithRelay(BenchmarkRun run, String cell, RelayFacts relayFacts, Alongside alongside) throws Exception {
         return run.cell(executorWithRelayCell(run, cell, relayFacts, alongside));
     }
 
     /** The cell of {@link #executorWithRelay}, to measure interleaved with the cells it is compared with. */
-    static BenchmarkRun.Cell executorWithRelayCell(BenchmarkRun run, String cell, long[] relayFacts, Alongside alongside) {
+    static BenchmarkRun.Cell executorWithRelayCell(BenchmarkRun run, String cell, RelayFacts relayFacts, Alongside alongside) {
         return new BenchmarkRun.Cell(cell, WRITERS, () -> {
             AtomicLong published = new AtomicLong();
             try (HikariDataSource relayPool = run.database().pool("cost-relay", RelayBenchSettings.RELAY_POOL_SIZE);
@@ -160,6 +173,8 @@ final class RelayCost implements Section {
                 PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(executorPool)
                         .config(run.executorConfig()).afterOutboxCommit(relay::wakeUp).build();
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+                RelayCpu cpu = RelayCpu.start(name -> name.startsWith("outbox-relay-") && name.endsWith("-bench-cost"),
+                        "cost-relay", monitorPool);
                 relay.start();
                 try {
                     Measurement m;
@@ -167,8 +182,9 @@ final class RelayCost implements Section {
                         m = ClosedLoopLoad.run("executor-with-relay", WRITERS, run.warmup(WITH_RELAY_CELL),
                                 run.settings().window(), () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
                     }
-                    relayFacts[0] = published.get();
-                    relayFacts[1] = OutboxBacklog.builder(monitorPool).schema(run.database().schema()).build().pendingCount();
+                    relayFacts.cpu = cpu.read();
+                    relayFacts.published = published.get();
+                    relayFacts.pending = OutboxBacklog.builder(monitorPool).schema(run.database().schema()).build().pendingCount();
                     return m;
                 } finally {
                     relay.stop();
@@ -178,29 +194,33 @@ final class RelayCost implements Section {
     }
 
     /** The executor at {@link #WRITERS} callers on the pre-V4 schema, with or without a pre-V4 drain loop. */
-    static BenchmarkRun.Cell preV4WritersCell(BenchmarkRun run, boolean withRelay, long[] relayFacts) {
+    static BenchmarkRun.Cell preV4WritersCell(BenchmarkRun run, boolean withRelay, RelayFacts relayFacts) {
         String cell = PRE_V4 + (withRelay ? WITH_RELAY_CELL : PaymentCalls.EXECUTOR_CELL + ", no relay");
         return new BenchmarkRun.Cell(cell, WRITERS, () -> {
             PreV4Schema preV4 = run.database().preV4();
             AtomicLong published = new AtomicLong();
             try (HikariDataSource executorPool = run.database().pool("prev4-executor", WRITERS);
-                 PreV4RelayDrain.Running relay = withRelay ? PreV4RelayDrain.start(run, 1, published) : null) {
-                PostgresIdempotentExecutor.Builder builder = PostgresIdempotentExecutor.builder(executorPool)
-                        .config(preV4.executorConfig());
-                if (relay != null) {
-                    builder.afterOutboxCommit(relay::wakeUp);
+                 HikariDataSource monitorPool = run.database().pool("prev4-cpu", 1)) {
+                RelayCpu cpu = RelayCpu.start(name -> name.equals("prev4-relay-0"), "prev4-relay-0", monitorPool);
+                try (PreV4RelayDrain.Running relay = withRelay ? PreV4RelayDrain.start(run, 1, published) : null) {
+                    PostgresIdempotentExecutor.Builder builder = PostgresIdempotentExecutor.builder(executorPool)
+                            .config(preV4.executorConfig());
+                    if (relay != null) {
+                        builder.afterOutboxCommit(relay::wakeUp);
+                    }
+                    PostgresIdempotentExecutor executor = builder.build();
+                    String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, preV4.schema());
+                    Measurement m = ClosedLoopLoad.run(withRelay ? "prev4-executor-with-relay" : "prev4-executor", WRITERS,
+                            run.warmup(PaymentCalls.EXECUTOR_CELL), run.settings().window(),
+                            () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
+                    if (relay != null) {
+                        relay.checkFailure();
+                        relayFacts.cpu = cpu.read();
+                        relayFacts.published = published.get();
+                        relayFacts.pending = relay.pending();
+                    }
+                    return m;
                 }
-                PostgresIdempotentExecutor executor = builder.build();
-                String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, preV4.schema());
-                Measurement m = ClosedLoopLoad.run(withRelay ? "prev4-executor-with-relay" : "prev4-executor", WRITERS,
-                        run.warmup(PaymentCalls.EXECUTOR_CELL), run.settings().window(),
-                        () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
-                if (relay != null) {
-                    relay.checkFailure();
-                    relayFacts[0] = published.get();
-                    relayFacts[1] = relay.pending();
-                }
-                return m;
             }
         });
     }

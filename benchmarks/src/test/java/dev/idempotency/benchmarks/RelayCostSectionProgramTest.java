@@ -18,6 +18,10 @@ import org.junit.jupiter.api.Timeout;
  */
 class RelayCostSectionProgramTest {
 
+    /** The relay's CPU share; its backends' part only where the server runs on this host (/proc). */
+    private static final String RELAY_CPU = "relay CPU( \\d+\\.\\d% of the machine \\(its threads \\d+\\.\\d%, its backends \\d+\\.\\d%\\)"
+            + "|: its threads \\d+\\.\\d% of the machine \\(its backends not readable[^)]*\\))";
+
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void relayCostSectionPrintsWritersRatioWalPerEventAndDeadTuples() {
@@ -33,12 +37,16 @@ class RelayCostSectionProgramTest {
         assertEquals(8, rows.size(), output);
         assertTrue(rows.get(0).matches(".*executor.run: payment \\+ outbox event, no relay +8 +[1-9]\\d* .*"), rows.get(0));
         assertTrue(rows.get(1).matches(".*1 relay draining it +8 +[1-9]\\d* .*with/without relay: ops \\d+\\.\\d\\d; "
-                + "relay published [1-9]\\d*, \\d+ pending at the end +(met|NOT MET): ops ratio >= 0\\.90.*"), rows.get(1));
+                + RELAY_CPU + "; relay published [1-9]\\d*, \\d+ pending at the end +(met|NOT MET): ops ratio >= 0\\.90.*"), rows.get(1));
         assertTrue(rows.get(2).matches("9 relay cost +pre-V4 design: executor.run: payment \\+ outbox event, no relay +8 +[1-9]\\d* .*"),
                 rows.get(2));
         assertTrue(rows.get(3).matches("9 relay cost +pre-V4 design: executor.run: payment \\+ outbox event, 1 relay draining it +8 .*"
-                + "with/without relay: ops \\d+\\.\\d\\d; relay published [1-9]\\d*, \\d+ pending at the end +(met|NOT MET): ops ratio.*"),
-                rows.get(3));
+                + "with/without relay: ops \\d+\\.\\d\\d; " + RELAY_CPU + "; relay published [1-9]\\d*, \\d+ pending at the end"
+                + " +(met|NOT MET): ops ratio.*"), rows.get(3));
+        for (int row : new int[] {1, 3}) {
+            Matcher cpu = Pattern.compile("its threads (\\d+\\.\\d)%").matcher(rows.get(row));
+            assertTrue(cpu.find() && Double.parseDouble(cpu.group(1)) > 0, "the relay's threads used some CPU: " + rows.get(row));
+        }
 
         for (int row : new int[] {4, 6}) {
             Matcher wal = Pattern.compile("drain 2000 events: WAL bytes per event +1 +[1-9]\\d* .*whole cluster (\\d+\\.\\d) bytes/event")
