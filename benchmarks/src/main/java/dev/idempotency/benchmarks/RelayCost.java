@@ -200,8 +200,9 @@ final class RelayCost implements Section {
             PreV4Schema preV4 = run.database().preV4();
             AtomicLong published = new AtomicLong();
             try (HikariDataSource executorPool = run.database().pool("prev4-executor", WRITERS);
-                 HikariDataSource monitorPool = run.database().pool("prev4-cpu", 1)) {
-                RelayCpu cpu = RelayCpu.start(name -> name.equals("prev4-relay-0"), "prev4-relay-0", monitorPool);
+                 HikariDataSource monitorPool = withRelay ? run.database().pool("prev4-cpu", 1) : null) {
+                // The cell without a relay stays as it was: no extra connection, no CPU readings.
+                RelayCpu cpu = withRelay ? RelayCpu.start(name -> name.equals("prev4-relay-0"), "prev4-relay-0", monitorPool) : null;
                 try (PreV4RelayDrain.Running relay = withRelay ? PreV4RelayDrain.start(run, 1, published) : null) {
                     PostgresIdempotentExecutor.Builder builder = PostgresIdempotentExecutor.builder(executorPool)
                             .config(preV4.executorConfig());
