@@ -62,11 +62,14 @@ final class CallbackRunner {
 
     /**
      * Runs {@code callback} on {@code handle}'s open transaction and commits what it stored; the claim
-     * already took the callback's savepoint ({@link KeyClaims#claimThenSavepoint}).
+     * already took the callback's savepoint ({@link KeyClaims#claimThenSavepoint}). {@code owner} is the
+     * executor's own transaction ({@link TransactionOwner#EXECUTOR}, or a first call that shares what it
+     * commits with its duplicates, {@link InFlightCalls}).
      */
     <T, X extends Exception> Outcome<T> runAfterSavepoint(Handle handle, String key, String tenant, Class<T> resultType,
-                                                          IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
-        return run(handle, key, tenant, resultType, callback, TransactionOwner.EXECUTOR, true);
+                                                          IdempotentCallback<PostgresTransaction, T, X> callback,
+                                                          TransactionOwner owner) throws X {
+        return run(handle, key, tenant, resultType, callback, owner, true);
     }
 
     /**
@@ -131,6 +134,7 @@ final class CallbackRunner {
             JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.ROLLBACK_TO_CALLBACK_SAVEPOINT);
             sql.failKey.execute(handle.getConnection(), binding);
         });
+        owner.storedFailure(encoded);
         log.debug("stored business failure {} for idempotency key {} of tenant {}", failure.code(), key, tenant);
     }
 
@@ -150,6 +154,7 @@ final class CallbackRunner {
         } catch (RuntimeException e) {
             throw completionFailure(e, key, tenant);
         }
+        owner.storedResult(stored.json(), stored.typeName());
     }
 
     /**

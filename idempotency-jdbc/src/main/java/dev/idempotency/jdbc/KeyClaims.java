@@ -8,6 +8,7 @@ import dev.idempotency.core.TransientFailureException;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
 import org.jdbi.v3.core.Handle;
@@ -40,9 +41,16 @@ final class KeyClaims {
         this.config = config;
         this.sql = sql;
         this.codec = codec;
-        // lock_timeout = 0 would mean "wait forever"; a zero budget means "do not wait".
-        this.waitBudgetSetting = Math.max(1, config.waitBudget().toMillis()) + "ms";
+        this.waitBudgetSetting = lockTimeout(config.waitBudget());
         this.retentionSeconds = config.retention().toMillis() / 1000.0;
+    }
+
+    /**
+     * {@code budget} as a lock_timeout setting, in whole milliseconds rounded up. lock_timeout = 0
+     * would mean "wait forever"; a zero budget means "do not wait".
+     */
+    private static String lockTimeout(Duration budget) {
+        return Math.max(1, (budget.toNanos() + 999_999) / 1_000_000) + "ms";
     }
 
     /**
@@ -54,7 +62,8 @@ final class KeyClaims {
     Optional<StoredKey> claim(Handle handle, String key, String tenant, byte[] digest,
                               Long leaseToken, Double leaseSeconds) {
         try {
-            return claimRounds(handle.getConnection(), key, tenant, digest, leaseToken, leaseSeconds, sql.claimKey);
+            return claimRounds(handle.getConnection(), key, tenant, digest, leaseToken, leaseSeconds, sql.claimKey,
+                    waitBudgetSetting);
         } catch (RuntimeException e) {
             throw claimFailure(e, key, tenant);
         }
@@ -64,11 +73,13 @@ final class KeyClaims {
      * {@link #claim} without a lease, which on an empty result has also taken the callback's savepoint
      * ({@link ExecutorSql#CALLBACK_SAVEPOINT}) after the claimed row. The savepoint and the read of a
      * row the insert found travel with the insert ({@link ExecutorSql#claimForCallback}), so neither
-     * costs a round trip of its own.
+     * costs a round trip of its own. The wait on the key is bounded by {@code budgetLeft}: the wait
+     * budget, less what a duplicate already waited for a first call in this process ({@link InFlightCalls}).
      */
-    Optional<StoredKey> claimThenSavepoint(Handle handle, String key, String tenant, byte[] digest) {
+    Optional<StoredKey> claimThenSavepoint(Handle handle, String key, String tenant, byte[] digest, Duration budgetLeft) {
         try {
-            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, sql.claimForCallback);
+            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, sql.claimForCallback,
+                    lockTimeout(budgetLeft));
         } catch (RuntimeException e) {
             throw claimFailure(e, key, tenant);
         }
@@ -82,7 +93,8 @@ final class KeyClaims {
      */
     Optional<StoredKey> claimInCallersTransaction(Handle handle, String key, String tenant, byte[] digest) {
         try {
-            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, sql.claimInCallersTransaction);
+            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, sql.claimInCallersTransaction,
+                    waitBudgetSetting);
         } catch (RuntimeException e) {
             throw claimFailure(e, key, tenant);
         }
@@ -94,11 +106,16 @@ final class KeyClaims {
      */
     private RuntimeException claimFailure(RuntimeException e, String key, String tenant) {
         if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
-            return new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
-                    + "' is being processed by another request that did not finish within the wait budget of "
-                    + config.waitBudget().toMillis() + " ms. Nothing ran; retry later (HTTP 409).", e);
+            return waitedPastBudget(key, tenant, e);
         }
         return DatabaseErrors.schemaMissing(e, config.schema(), "IdempotencyConfig.schema");
+    }
+
+    /** "In progress": a wait on the key, in PostgreSQL or for a first call in this process, outlasted the budget. */
+    KeyInProgressException waitedPastBudget(String key, String tenant, Throwable cause) {
+        return new KeyInProgressException("Idempotency key '" + key + "' of tenant '" + tenant
+                + "' is being processed by another request that did not finish within the wait budget of "
+                + config.waitBudget().toMillis() + " ms. Nothing ran; retry later (HTTP 409).", cause);
     }
 
     /**
@@ -107,7 +124,8 @@ final class KeyClaims {
      * {@link ExecutorSql#claimForCallback} in the latter case: a claim savepoint is taken once.
      */
     private Optional<StoredKey> claimRounds(Connection connection, String key, String tenant, byte[] digest,
-                                            Long leaseToken, Double leaseSeconds, JdbcStatement firstRound) {
+                                            Long leaseToken, Double leaseSeconds, JdbcStatement firstRound,
+                                            String waitBudget) {
         boolean savepoint = firstRound != sql.claimKey;
         for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
             if (round > 0) {
@@ -120,7 +138,7 @@ final class KeyClaims {
             try (JdbcStatement.Call insert = claim.on(connection)) {
                 insert.text("tenant", tenant).text("key", key).bytes("fingerprint", digest)
                         .bigint("leaseToken", leaseToken).number("leaseSeconds", leaseSeconds)
-                        .number("retentionSeconds", retentionSeconds).text("waitBudget", waitBudgetSetting);
+                        .number("retentionSeconds", retentionSeconds).text("waitBudget", waitBudget);
                 try (ResultSet claimed = insert.executeAll()) {
                     inserted = claimed.next();
                 }

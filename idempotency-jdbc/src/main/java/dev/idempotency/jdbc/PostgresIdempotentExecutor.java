@@ -15,6 +15,7 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
@@ -26,14 +27,17 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@link IdempotentExecutor} on PostgreSQL: one transaction claims the key with
  * {@code INSERT ... ON CONFLICT DO NOTHING}, runs the callback on the same Jdbi handle, writes its
- * outbox events and its result, and commits. A concurrent duplicate waits on PostgreSQL's own row
- * lock for the first caller's transaction, bounded by the wait budget; a later one replays.
+ * outbox events and its result, and commits. A concurrent duplicate waits for the first caller's
+ * transaction, bounded by the wait budget, then replays what it committed: in this process it waits
+ * for the first call itself ({@link InFlightCalls}), holding no connection; from another process it
+ * waits on PostgreSQL's own row lock. A later one replays.
  *
  * <p>Transactions run at the isolation level the pool's connections have. At READ COMMITTED (the
  * default) a duplicate that waited on the first caller's row then reads its committed outcome. At
  * REPEATABLE READ or SERIALIZABLE its snapshot predates that commit, so PostgreSQL fails it with a
  * serialization failure, which reaches the caller as {@link TransientFailureException}; its retry
- * replays. Either way the callback runs once.
+ * replays. Either way the callback runs once. (A duplicate in this process replays the first call's
+ * outcome at any level: it never reads the row.)
  *
  * <p>The executor's own statements run on plain JDBC on the handle's connection
  * ({@link ExecutorSql}), so a Jdbi passed to {@link #builder(Jdbi)} with its own template engine,
@@ -56,6 +60,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private final KeyClaims claims;
     private final CallbackRunner callbacks;
     private final LeaseProtocol leases;
+    /** Concurrent duplicates of a call in this process wait for its outcome here, not on the key row. */
+    private final InFlightCalls inFlight = new InFlightCalls();
     /** The caller's transaction, when this executor joins or refuses it; else null. */
     private final CallerTransaction callerTransaction;
     /** Runs calls in the caller's transaction, in join mode; else null. */
@@ -142,16 +148,28 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             if (callers.isPresent()) {
                 return joined.run(callers.get(), key, tenant, digest, resultType, callback);
             }
-            try (Handle handle = jdbi.open()) {
-                return PgTransactions.inTransaction(handle, () -> {
-                    // Round trips: the claim (with the savepoint and the key read), the callback's own, the completion with the commit.
-                    Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest);
-                    if (stored.isPresent()) {
-                        PgTransactions.commit(handle);
-                        return claims.replay(stored.get(), key, tenant, digest, resultType);
-                    }
-                    return callbacks.runAfterSavepoint(handle, key, tenant, resultType, callback);
-                });
+            try (InFlightCalls.Call call = inFlight.enter(tenant, key, digest)) {
+                long entered = System.nanoTime();
+                Optional<StoredKey> shared = call.awaitFirst(config.waitBudget());
+                // What a duplicate waited for the first call counts against its wait on the key row.
+                Duration budgetLeft = config.waitBudget().minusNanos(System.nanoTime() - entered);
+                if (shared.isPresent()) {
+                    return claims.replay(shared.get(), key, tenant, digest, resultType);
+                }
+                try (Handle handle = jdbi.open()) {
+                    return PgTransactions.inTransaction(handle, () -> {
+                        // Round trips: the claim (with the savepoint and the key read), the callback's own, the completion with the commit.
+                        Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest, budgetLeft);
+                        if (stored.isPresent()) {
+                            PgTransactions.commit(handle);
+                            call.committed(stored.get());
+                            return claims.replay(stored.get(), key, tenant, digest, resultType);
+                        }
+                        return callbacks.runAfterSavepoint(handle, key, tenant, resultType, callback, call.owner());
+                    });
+                }
+            } catch (TimeoutException e) {
+                throw claims.waitedPastBudget(key, tenant, null);
             }
         } catch (RuntimeException e) {
             throw translate(e, key, tenant);

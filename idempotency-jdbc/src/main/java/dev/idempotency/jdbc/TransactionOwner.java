@@ -38,6 +38,14 @@ interface TransactionOwner {
     default void ended() {
     }
 
+    /** Called after {@link #ended()} when what was stored is the callback's result (as JSON, with its type's name). */
+    default void storedResult(String resultJson, String resultType) {
+    }
+
+    /** Called after {@link #ended()} when what was stored is the callback's business failure (as JSON). */
+    default void storedFailure(String failureJson) {
+    }
+
     /**
      * One call in a transaction the caller opened: the caller commits it, and its commit signals;
      * {@link #released()} tells whether the call's claim savepoint is gone already.

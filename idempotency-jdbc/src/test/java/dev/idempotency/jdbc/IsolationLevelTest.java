@@ -33,8 +33,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A pool configured REPEATABLE READ or SERIALIZABLE is honoured: callbacks run at that level, and
- * concurrent duplicates still run the callback once, the losers getting a retryable failure whose
- * retry replays.
+ * concurrent duplicates still run the callback once: from other processes the losers get a retryable
+ * failure whose retry replays; in the first call's process they replay its outcome.
  */
 @Timeout(120)
 class IsolationLevelTest {
@@ -77,16 +77,18 @@ class IsolationLevelTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
-    void concurrentDuplicatesRunTheCallbackOnceAndTheLosersRetryIntoAReplay(String level) throws Exception {
+    void concurrentDuplicatesFromSeveralProcessesRunTheCallbackOnceAndTheLosersRetryIntoAReplay(String level) throws Exception {
         PostgresIdempotentExecutor executor = executorAt(level);
         String key = newKey();
         AtomicInteger runs = new AtomicInteger();
         CyclicBarrier start = new CyclicBarrier(DUPLICATES);
         List<Future<Outcome<Long>>> calls = new ArrayList<>();
         for (int i = 0; i < DUPLICATES; i++) {
+            // An executor each, as in as many processes: they meet on the key row in PostgreSQL.
+            PostgresIdempotentExecutor process = executorAt(level);
             calls.add(threads.submit(() -> {
                 start.await();
-                return executor.run(key, "t1", Long.class, tx -> {
+                return process.run(key, "t1", Long.class, tx -> {
                     runs.incrementAndGet();
                     long id = insertPayment(tx, 7);
                     Thread.sleep(200); // the others queue on this caller's key row meanwhile
@@ -118,6 +120,37 @@ class IsolationLevelTest {
         assertEquals(DUPLICATES, results.size());
         assertEquals(1, results.stream().distinct().count(), String.valueOf(results));
         assertTrue(transientFailures >= 1, "the duplicates that waited on the first caller's row cannot see its commit");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
+    void concurrentDuplicatesInOneProcessReplayTheFirstCallsOutcomeWithoutARetry(String level) throws Exception {
+        PostgresIdempotentExecutor executor = executorAt(level);
+        String key = newKey();
+        AtomicInteger runs = new AtomicInteger();
+        CyclicBarrier start = new CyclicBarrier(DUPLICATES);
+        List<Future<Outcome<Long>>> calls = new ArrayList<>();
+        for (int i = 0; i < DUPLICATES; i++) {
+            calls.add(threads.submit(() -> {
+                start.await();
+                return executor.run(key, "t1", Long.class, tx -> {
+                    runs.incrementAndGet();
+                    long id = insertPayment(tx, 7);
+                    Thread.sleep(200); // the others arrive meanwhile
+                    return id;
+                });
+            }));
+        }
+
+        List<Outcome<Long>> outcomes = new ArrayList<>();
+        for (Future<Outcome<Long>> call : calls) {
+            outcomes.add(call.get(60, TimeUnit.SECONDS));
+        }
+
+        assertEquals(1, runs.get());
+        assertEquals(1, db.payments(key, "t1"));
+        assertEquals(1, outcomes.stream().filter(o -> !o.replayed()).count(), String.valueOf(outcomes));
+        assertEquals(1, outcomes.stream().map(Outcome::result).distinct().count(), String.valueOf(outcomes));
     }
 
     @ParameterizedTest
