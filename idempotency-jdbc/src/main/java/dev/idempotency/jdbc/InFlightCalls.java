@@ -29,8 +29,8 @@ final class InFlightCalls {
 
     /**
      * Enters a call. The caller closes what it gets once its transaction has ended, runs its callback
-     * under {@link Call#owner()} and reports a replay it committed with {@link Call#committed}, so that
-     * a first call's duplicates get what it committed.
+     * under {@link Call#owner()} and reports a committed row its claim found with {@link Call#found},
+     * so that a first call's duplicates get what it committed or found.
      */
     Call enter(String tenant, String key, byte[] digest) {
         TenantKey id = new TenantKey(tenant, key);
@@ -73,8 +73,11 @@ final class InFlightCalls {
             return TransactionOwner.EXECUTOR;
         }
 
-        /** Tells the waiting duplicates that the first call committed {@code stored} (a replay it read). */
-        default void committed(StoredKey stored) {
+        /**
+         * Tells the waiting duplicates what the first call's claim found: a row another call committed,
+         * which it replays. Its own transaction wrote nothing, so they need not wait for its COMMIT.
+         */
+        default void found(StoredKey stored) {
         }
 
         /** Ends this call's part; a first call's duplicates stop waiting (empty, unless it committed an outcome). */
@@ -113,16 +116,16 @@ final class InFlightCalls {
 
         @Override
         public void storedResult(String resultJson, String resultType) {
-            committed(new StoredKey(StoredKey.COMPLETED, digest, resultJson, resultType, null, false, false));
+            end(new StoredKey(StoredKey.COMPLETED, digest, resultJson, resultType, null, false, false));
         }
 
         @Override
         public void storedFailure(String failureJson) {
-            committed(new StoredKey(StoredKey.FAILED, digest, null, null, failureJson, false, false));
+            end(new StoredKey(StoredKey.FAILED, digest, null, null, failureJson, false, false));
         }
 
         @Override
-        public void committed(StoredKey stored) {
+        public void found(StoredKey stored) {
             // A key in progress under a lease is not an outcome: each duplicate asks PostgreSQL itself.
             boolean settled = StoredKey.COMPLETED.equals(stored.status()) || StoredKey.FAILED.equals(stored.status());
             end(settled ? stored : null);

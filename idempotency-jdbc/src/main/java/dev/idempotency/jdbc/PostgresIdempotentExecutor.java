@@ -161,8 +161,9 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                         // Round trips: the claim (with the savepoint and the key read), the callback's own, the completion with the commit.
                         Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest, budgetLeft);
                         if (stored.isPresent()) {
+                            // What the claim found was committed by another call; this transaction wrote nothing.
+                            call.found(stored.get());
                             PgTransactions.commit(handle);
-                            call.committed(stored.get());
                             return claims.replay(stored.get(), key, tenant, digest, resultType);
                         }
                         return callbacks.runAfterSavepoint(handle, key, tenant, resultType, callback, call.owner());
