@@ -15,16 +15,20 @@ import org.HdrHistogram.Histogram;
 
 /**
  * Section 4: a duplicate storm. Callers (64 by default) are released together by a barrier with the
- * same fresh key; one runs the payment, the rest wait on its row and replay. Each caller has a
- * connection of its own when PostgreSQL has enough free (max_connections is 100 by default, so up
- * to about 90); more callers share a pool of as many as it has, and those without a connection wait
- * in the pool, then replay. Per round it measures
+ * same fresh key; one runs the payment, the rest wait for it and replay: in one executor (the first
+ * row) they wait for the first call in process; spread over four executors with a pool each (the
+ * second row, as four service instances), the first call of each other executor waits on the
+ * winner's key row in PostgreSQL. Each caller has a connection of its own when PostgreSQL has
+ * enough free (max_connections is 100 by default, so up to about 90); more callers share the
+ * pools, and those without a connection wait in a pool, then replay. Per round it measures
  * the time from the winner's return (just after its commit) to the last duplicate's return, over
  * as many rounds as fit in the window. Target: p99 under 5 ms, and no errors (every round exactly
  * one first run, every other call a replay).
  */
 final class DuplicateStorm implements Section {
     static final double LAST_REPLAY_CEILING_MILLIS = 5.0;
+    /** The second row: the same callers spread over this many executors, each on a pool of its own. */
+    private static final int PROCESSES_APART = 4;
     /** The admin connection, and a margin for a monitoring session, beside the storm's pool. */
     private static final int SPARE_CONNECTIONS = 2;
     /** Longest a caller waits at the barrier for the others before the storm is declared stuck. */
@@ -48,7 +52,7 @@ final class DuplicateStorm implements Section {
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         int callers = run.settings().stormCallers();
         int free = run.database().freeConnections();
-        // One connection per caller where PostgreSQL has them; beyond, callers share the pool, as a service's
+        // One connection per caller where PostgreSQL has them; beyond, callers share the pools, as a service's
         // request threads share a pool smaller than their number.
         int connections = Math.min(callers, free - SPARE_CONNECTIONS);
         if (connections < 2) {
@@ -56,71 +60,97 @@ final class DuplicateStorm implements Section {
                     + SPARE_CONNECTIONS + " spare) but PostgreSQL accepts only " + free + " more right now "
                     + "(max_connections minus reserved minus those in use); free some");
         }
-        Measurement m = run.cell("storm", callers, () -> storm(run, callers, connections));
-        String measured = callers + " callers, one key: last replay after winner returns"
-                + (connections < callers ? " (" + connections + " connections)" : "");
-        ResultRow row = new ResultRow(title(), measured, callers, null, m.p50Millis(), m.p99Millis(), null,
-                m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : ""),
-                Targets.verdict(m.p99Millis() < LAST_REPLAY_CEILING_MILLIS && m.errors() == 0,
-                        "p99 < " + (long) LAST_REPLAY_CEILING_MILLIS + " ms, 0 errors"));
+        int apart = Math.min(PROCESSES_APART, callers);
+        List<Measurement> measured = run.interleaved(List.of(
+                new BenchmarkRun.Cell("storm", callers, () -> storm(run, callers, connections, 1)),
+                new BenchmarkRun.Cell("storm across " + apart + " executors", callers,
+                        () -> storm(run, callers, connections, apart))));
+        List<ResultRow> rows = new ArrayList<>();
+        for (int i = 0; i < measured.size(); i++) {
+            Measurement m = measured.get(i);
+            String where = i == 0 ? "one executor" : apart + " executors (as " + apart + " service instances)";
+            rows.add(new ResultRow(title(), callers + " callers, one key, " + where + ": last replay after winner returns"
+                    + (connections < callers ? " (" + connections + " connections)" : ""), callers, null,
+                    m.p50Millis(), m.p99Millis(), null,
+                    m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : ""),
+                    Targets.verdict(m.p99Millis() < LAST_REPLAY_CEILING_MILLIS && m.errors() == 0,
+                            "p99 < " + (long) LAST_REPLAY_CEILING_MILLIS + " ms, 0 errors")));
+        }
         run.note("Section 4: p50/p99 are of the last duplicate's return after the winner's return, per round; "
-                + "a duplicate that returns before the winner's thread records its own return counts as 0.");
-        return List.of(row);
+                + "a duplicate that returns before the winner's thread records its own return counts as 0. Duplicates "
+                + "in the winner's executor wait for it in process; those of other executors wait on the key row in PostgreSQL.");
+        return rows;
     }
 
-    private static Measurement storm(BenchmarkRun run, int callers, int connections) throws Exception {
-        try (HikariDataSource pool = run.database().pool("storm", connections)) {
-            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
-                    .config(run.executorConfig()).build();
-            String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-            Duration warmup = run.warmup("storm");
-            Rounds rounds = new Rounds(callers, System.nanoTime() + warmup.toNanos(), run.settings().window().toNanos());
-            CyclicBarrier barrier = new CyclicBarrier(callers, rounds::next);
-            List<Thread> threads = new ArrayList<>();
-            AtomicReference<Exception> stuck = new AtomicReference<>();
-            for (int i = 0; i < callers; i++) {
-                int index = i;
-                Thread thread = new Thread(() -> {
-                    try {
-                        while (true) {
-                            barrier.await(BARRIER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-                            String key = rounds.key;
-                            if (key == null) {
-                                return;
-                            }
-                            try {
-                                Outcome<Long> outcome = PaymentCalls.executorPayment(executor, insertPayment, key);
-                                rounds.record(index, outcome.replayed() ? REPLAY : FIRST_RUN, null);
-                            } catch (RuntimeException e) {
-                                rounds.record(index, ERROR, e);
-                            }
-                        }
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    } catch (BrokenBarrierException | TimeoutException e) {
-                        stuck.compareAndSet(null, e);
-                        barrier.reset();
-                    }
-                }, "storm-caller-" + i);
-                thread.setDaemon(true);
-                threads.add(thread);
-                thread.start();
+    /** {@code callers} over {@code processes} executors, each with a pool of its own (a share of {@code connections}). */
+    private static Measurement storm(BenchmarkRun run, int callers, int connections, int processes) throws Exception {
+        List<HikariDataSource> pools = new ArrayList<>();
+        try {
+            List<PostgresIdempotentExecutor> executors = new ArrayList<>();
+            for (int p = 0; p < processes; p++) {
+                // Pool p serves callers p, p + processes, ...: a connection each, within the total.
+                int poolCallers = (callers - p + processes - 1) / processes;
+                int poolConnections = Math.max(1, Math.min(poolCallers, (connections - p + processes - 1) / processes));
+                HikariDataSource pool = run.database().pool(processes == 1 ? "storm" : "storm-" + p, poolConnections);
+                pools.add(pool);
+                executors.add(PostgresIdempotentExecutor.builder(pool).config(run.executorConfig()).build());
             }
-            long joinDeadline = System.nanoTime() + warmup.toNanos() + run.settings().window().toNanos()
-                    + TimeUnit.SECONDS.toNanos(BARRIER_TIMEOUT_SECONDS * 2);
-            for (Thread thread : threads) {
-                thread.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
-                if (thread.isAlive()) {
-                    threads.forEach(Thread::interrupt);
-                    throw new IllegalStateException("duplicate storm: a caller did not finish; the database may be stuck");
-                }
-            }
-            if (stuck.get() != null) {
-                throw new IllegalStateException("duplicate storm: callers stopped meeting at the barrier ("
-                        + stuck.get() + "); a call may have hung", stuck.get());
-            }
-            return rounds.result();
+            return storm(run, callers, executors);
+        } finally {
+            pools.forEach(HikariDataSource::close);
         }
+    }
+
+    private static Measurement storm(BenchmarkRun run, int callers, List<PostgresIdempotentExecutor> executors) throws Exception {
+        String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+        Duration warmup = run.warmup("storm");
+        Rounds rounds = new Rounds(callers, System.nanoTime() + warmup.toNanos(), run.settings().window().toNanos());
+        CyclicBarrier barrier = new CyclicBarrier(callers, rounds::next);
+        List<Thread> threads = new ArrayList<>();
+        AtomicReference<Exception> stuck = new AtomicReference<>();
+        for (int i = 0; i < callers; i++) {
+            int index = i;
+            PostgresIdempotentExecutor executor = executors.get(i % executors.size());
+            Thread thread = new Thread(() -> {
+                try {
+                    while (true) {
+                        barrier.await(BARRIER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                        String key = rounds.key;
+                        if (key == null) {
+                            return;
+                        }
+                        try {
+                            Outcome<Long> outcome = PaymentCalls.executorPayment(executor, insertPayment, key);
+                            rounds.record(index, outcome.replayed() ? REPLAY : FIRST_RUN, null);
+                        } catch (RuntimeException e) {
+                            rounds.record(index, ERROR, e);
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (BrokenBarrierException | TimeoutException e) {
+                    stuck.compareAndSet(null, e);
+                    barrier.reset();
+                }
+            }, "storm-caller-" + i);
+            thread.setDaemon(true);
+            threads.add(thread);
+            thread.start();
+        }
+        long joinDeadline = System.nanoTime() + warmup.toNanos() + run.settings().window().toNanos()
+                + TimeUnit.SECONDS.toNanos(BARRIER_TIMEOUT_SECONDS * 2);
+        for (Thread thread : threads) {
+            thread.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
+            if (thread.isAlive()) {
+                threads.forEach(Thread::interrupt);
+                throw new IllegalStateException("duplicate storm: a caller did not finish; the database may be stuck");
+            }
+        }
+        if (stuck.get() != null) {
+            throw new IllegalStateException("duplicate storm: callers stopped meeting at the barrier ("
+                    + stuck.get() + "); a call may have hung", stuck.get());
+        }
+        return rounds.result();
     }
 
     /**

@@ -50,8 +50,9 @@ class BenchmarkProgramTest {
         // Sections print in the table's order, whatever order they were asked in.
         assertTrue(run.output().indexOf("1 executor vs pgbench") < run.output().indexOf("4 duplicate storm"), run.output());
         List<String> storm = run.rows("4 duplicate storm");
-        assertEquals(1, storm.size(), run.output());
-        assertTrue(storm.get(0).matches(".* [1-9]\\d* rounds, 0 errors.*"), storm.get(0));
+        assertEquals(2, storm.size(), run.output());
+        assertTrue(storm.get(0).matches(".*one executor.* [1-9]\\d* rounds, 0 errors.*"), storm.get(0));
+        assertTrue(storm.get(1).matches(".*4 executors.* [1-9]\\d* rounds, 0 errors.*"), storm.get(1));
     }
 
     @Test
