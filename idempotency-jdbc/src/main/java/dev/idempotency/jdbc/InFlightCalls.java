@@ -43,11 +43,6 @@ final class InFlightCalls {
         return Arrays.equals(running.digest, digest) ? new Duplicate(running) : Call.ALONE;
     }
 
-    /** How many first calls are in flight; for tests. */
-    int inFlight() {
-        return firsts.size();
-    }
-
     private record TenantKey(String tenant, String key) {
     }
 
