@@ -34,6 +34,7 @@ final class KeyClaims {
     private final IdempotencyConfig config;
     private final ExecutorSql sql;
     private final ResultCodec codec;
+    private final long waitBudgetMillis;
     private final String waitBudgetSetting;
     private final double retentionSeconds;
 
@@ -41,16 +42,23 @@ final class KeyClaims {
         this.config = config;
         this.sql = sql;
         this.codec = codec;
-        this.waitBudgetSetting = lockTimeout(config.waitBudget());
+        this.waitBudgetMillis = lockTimeoutMillis(config.waitBudget());
+        this.waitBudgetSetting = waitBudgetMillis + "ms";
         this.retentionSeconds = config.retention().toMillis() / 1000.0;
     }
 
     /**
-     * {@code budget} as a lock_timeout setting, in whole milliseconds rounded up. lock_timeout = 0
-     * would mean "wait forever"; a zero budget means "do not wait".
+     * {@code budget} in whole milliseconds rounded up, at least 1: lock_timeout = 0 would mean "wait
+     * forever"; a zero budget means "do not wait".
      */
-    private static String lockTimeout(Duration budget) {
-        return Math.max(1, (budget.toNanos() + 999_999) / 1_000_000) + "ms";
+    private static long lockTimeoutMillis(Duration budget) {
+        return Math.max(1, (budget.toNanos() + 999_999) / 1_000_000);
+    }
+
+    /** {@code budgetLeft} as a lock_timeout setting; the one built once when nothing was waited in process. */
+    private String lockTimeout(Duration budgetLeft) {
+        long millis = lockTimeoutMillis(budgetLeft);
+        return millis == waitBudgetMillis ? waitBudgetSetting : millis + "ms";
     }
 
     /**
