@@ -60,11 +60,9 @@ final class JdbcStatement {
 
     /** A statement being bound and run on one connection. */
     final class Call implements AutoCloseable {
-        private final Connection connection;
         private final PreparedStatement statement;
 
         private Call(Connection connection) throws SQLException {
-            this.connection = connection;
             this.statement = connection.prepareStatement(sql);
         }
 
@@ -111,10 +109,14 @@ final class JdbcStatement {
             return this;
         }
 
+        /**
+         * Binds a {@code text[]}. pgjdbc encodes a {@code String[]} passed to setObject as text[] itself;
+         * createArrayOf would look the type up and build a PgArray first, per array and per call.
+         */
         Call textArray(String name, List<String> values) throws SQLException {
-            java.sql.Array array = connection.createArrayOf("text", values.toArray());
+            String[] array = values.toArray(new String[0]);
             for (int index : at(name)) {
-                statement.setArray(index, array);
+                statement.setObject(index, array);
             }
             return this;
         }

@@ -64,6 +64,29 @@ class OutboxTest {
     }
 
     @Test
+    void eventsKeepEveryCharacterOfTheirKeyPayloadAndHeadersThroughTheArraysTheyAreWrittenWith() throws Exception {
+        PostgresIdempotentExecutor executor = db.executor();
+        String key = newKey();
+        // The characters text[] literals quote or escape, and the word NULL, which must stay a word.
+        String awkward = "NULL, {a,b} \"quoted\" back\\slash 'single' \u00e9\u6f22 \uD83D\uDCB3";
+        String partitionKey = key + " " + awkward;
+
+        executor.run(key, "t1", tx -> {
+            tx.outbox().publish("payments", partitionKey, Map.of("note", awkward), Map.of("trace", awkward));
+            tx.outbox().publish("payments", partitionKey, Map.of("n", 2));
+            return "ok";
+        });
+
+        List<Map<String, Object>> rows = db.outboxRows("t1", partitionKey);
+        assertEquals(2, rows.size());
+        assertEquals(partitionKey, rows.get(0).get("partition_key"));
+        assertEquals(awkward, JSON.readTree((String) rows.get(0).get("payload")).get("note").asText());
+        assertEquals(awkward, JSON.readTree((String) rows.get(0).get("headers")).get("trace").asText());
+        assertEquals(2, JSON.readTree((String) rows.get(1).get("payload")).get("n").asInt());
+        assertEquals(0, JSON.readTree((String) rows.get(1).get("headers")).size());
+    }
+
+    @Test
     void aWriterOfTheSameOrderingKeyWaitsForTheOtherToCommitSoIdsFollowCommitOrder() throws Exception {
         PostgresIdempotentExecutor executor = db.executor();
         String key = newKey();
