@@ -63,6 +63,11 @@ final class InFlightCalls {
             return Optional.empty();
         }
 
+        /** What is left of {@code budget} for the wait on the key row, after what {@link #awaitFirst} waited here. */
+        default Duration budgetLeft(Duration budget) {
+            return budget;
+        }
+
         /** The transaction owner a first call runs its callback under; {@link TransactionOwner#EXECUTOR} otherwise. */
         default TransactionOwner owner() {
             return TransactionOwner.EXECUTOR;
@@ -139,9 +144,17 @@ final class InFlightCalls {
     }
 
     /** A call that arrived while the first of its key, with the same fingerprint, was running. */
-    private record Duplicate(First running) implements Call {
+    private static final class Duplicate implements Call {
+        private final First running;
+        private long waitedNanos;
+
+        Duplicate(First running) {
+            this.running = running;
+        }
+
         @Override
         public Optional<StoredKey> awaitFirst(Duration budget) throws TimeoutException {
+            long started = System.nanoTime();
             try {
                 return Optional.ofNullable(running.outcome.get(budget.toNanos(), TimeUnit.NANOSECONDS));
             } catch (InterruptedException e) {
@@ -150,7 +163,14 @@ final class InFlightCalls {
                         + "idempotency key in this process to finish. Nothing ran; retry with the same key.", null, e);
             } catch (ExecutionException e) {
                 return Optional.empty(); // never completed exceptionally; treated as "nothing to share"
+            } finally {
+                waitedNanos = System.nanoTime() - started;
             }
+        }
+
+        @Override
+        public Duration budgetLeft(Duration budget) {
+            return budget.minusNanos(waitedNanos);
         }
     }
 }

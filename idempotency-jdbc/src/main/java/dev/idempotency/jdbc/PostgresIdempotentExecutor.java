@@ -149,10 +149,9 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 return joined.run(callers.get(), key, tenant, digest, resultType, callback);
             }
             try (InFlightCalls.Call call = inFlight.enter(tenant, key, digest)) {
-                long entered = System.nanoTime();
                 Optional<StoredKey> shared = call.awaitFirst(config.waitBudget());
                 // What a duplicate waited for the first call counts against its wait on the key row.
-                Duration budgetLeft = config.waitBudget().minusNanos(System.nanoTime() - entered);
+                Duration budgetLeft = call.budgetLeft(config.waitBudget());
                 if (shared.isPresent()) {
                     return claims.replay(shared.get(), key, tenant, digest, resultType);
                 }
