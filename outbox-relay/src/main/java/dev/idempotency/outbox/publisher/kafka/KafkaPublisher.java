@@ -39,8 +39,9 @@ import org.slf4j.LoggerFactory;
  * <p>A {@link #publish} hands the whole batch to the producer, then waits for all acknowledgements
  * together, and returns within {@link KafkaPublisherConfig#publishTimeout()} of its start: events not
  * acknowledged by then are RETRY, so a broker outage costs one timeout per batch, not one per event.
- * Such timeouts, and a broker that refuses connections, are UNAVAILABLE when the producer has no
- * connection to any broker at the end of the call (the broker is down, not the event's topic).
+ * Such timeouts, and a broker that refuses connections, are UNAVAILABLE when no broker answered the
+ * producer anything during the call, or it has no connection to any broker at its end (the broker is
+ * down, not the event's topic).
  *
  * <p>A producer that failed for good (closed, fenced, failed authentication, a broken idempotent
  * sequence) is replaced by a new one on the next batch; the batch that found it broken is
@@ -101,6 +102,7 @@ public final class KafkaPublisher implements Publisher {
     public List<PublishResult> publish(List<OutboxEvent> events) {
         Objects.requireNonNull(events, "events");
         Producer<byte[], byte[]> producer = usableProducer();
+        double responsesBefore = responsesReceived(producer);
         long start = System.nanoTime();
         long deadline = start + config.publishTimeout().toNanos();
         // A send may block up to max.block.ms, half the timeout: none starts after the first half.
@@ -151,10 +153,11 @@ public final class KafkaPublisher implements Publisher {
                 results[i] = await(producer, acks.get(i), deadline, noAnswer, i);
             }
         }
-        if (anyTrue(noAnswer) && !connectedToABroker(producer)) {
+        // Connected alone is no proof: the producer may be mid-reconnect to a broker that went away.
+        if (anyTrue(noAnswer) && (responsesReceived(producer) == responsesBefore || !connectedToABroker(producer))) {
             for (int i = 0; i < results.length; i++) {
                 if (noAnswer[i]) {
-                    results[i] = PublishResult.unavailable(results[i].error() + " (no connection to any Kafka broker)");
+                    results[i] = PublishResult.unavailable(results[i].error() + " (no Kafka broker answered)");
                 }
             }
         }
@@ -225,6 +228,14 @@ public final class KafkaPublisher implements Publisher {
         return producer.metrics().entrySet().stream()
                 .filter(e -> e.getKey().name().equals("connection-count") && e.getKey().group().equals("producer-metrics"))
                 .anyMatch(e -> e.getValue().metricValue() instanceof Number n && n.doubleValue() > 0);
+    }
+
+    /** How many responses from any broker the producer has received so far (its response-total metric). */
+    private static double responsesReceived(Producer<byte[], byte[]> producer) {
+        return producer.metrics().entrySet().stream()
+                .filter(e -> e.getKey().name().equals("response-total") && e.getKey().group().equals("producer-metrics"))
+                .mapToDouble(e -> e.getValue().metricValue() instanceof Number n ? n.doubleValue() : 0)
+                .sum();
     }
 
     private static boolean anyTrue(boolean[] values) {
