@@ -42,6 +42,11 @@ public final class BenchmarkMain implements Callable<Integer> {
             description = "Extra warm-up seconds before the first cell of each Java workload, for the JIT (default: ${DEFAULT-VALUE}).")
     int jitWarmup;
 
+    @Option(names = "--jit-quiet-within", defaultValue = "60",
+            description = "A closed-loop Java cell warms up on, at most this many seconds more, until the JIT compiler is "
+                    + "quiet (under 20 ms of compiling in 2 s); 0 opens the window by the clock alone (default: ${DEFAULT-VALUE}).")
+    int jitQuietWithin;
+
     @Option(names = "--repeat", defaultValue = "1", description = "Runs per cell; the table shows medians (default: ${DEFAULT-VALUE}).")
     int repeat;
 
@@ -151,7 +156,8 @@ public final class BenchmarkMain implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BenchmarkSettings settings = BenchmarkSettings.builder()
-                .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup).repeat(repeat)
+                .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup)
+                .jitQuietWithinSeconds(jitQuietWithin).repeat(repeat)
                 .stormCallers(stormCallers).sweeperRows(sweeperRows).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
                 .redisUri(redisUrl).pgbenchExecutable(pgbench).markdown(markdown).commandLine(commandLine())
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
@@ -214,7 +220,9 @@ public final class BenchmarkMain implements Callable<Integer> {
                         server.get("shared_buffers"), server.get("max_connections"),
                         System.getProperty("java.version"), System.getProperty("java.vm.name"), pgbenchVersion),
                 "each cell: " + settings.warmup().toSeconds() + " s warm-up (+" + settings.jitWarmup().toSeconds()
-                        + " s for the JIT before a Java workload's first cell), then " + settings.window().toSeconds()
+                        + " s for the JIT before a Java workload's first cell; a closed-loop Java cell warms up on until the "
+                        + "JIT compiler is quiet, at most " + settings.jitQuietWithin().toSeconds() + " s more), then "
+                        + settings.window().toSeconds()
                         + " s measured; median of " + settings.repeat() + " run(s), the cells a row compares measured in turn, round by round; closed loop, one connection per caller; "
                         + "tables emptied and CHECKPOINT before each cell",
                 "command: " + settings.commandLine());

@@ -59,12 +59,13 @@ final class BenchmarkRun {
     }
 
     /**
-     * The warm-up for a cell of the Java {@code workload}: the cell warm-up, plus the JIT warm-up
-     * the first time the workload runs in this JVM.
+     * The warm-up for a cell of the Java {@code workload}: at least the cell warm-up, plus the JIT
+     * warm-up the first time the workload runs in this JVM; a closed-loop cell then goes on until the
+     * JIT compiler is quiet, within {@link BenchmarkSettings#jitQuietWithin()}.
      */
-    Duration warmup(String workload) {
-        Duration warmup = settings.warmup();
-        return warmWorkloads.add(workload) ? warmup.plus(settings.jitWarmup()) : warmup;
+    Warmup warmup(String workload) {
+        Duration least = settings.warmup();
+        return new Warmup(warmWorkloads.add(workload) ? least.plus(settings.jitWarmup()) : least, settings.jitQuietWithin());
     }
 
     /** Adds a line to print under the table (once, however many sections add it). */

@@ -21,6 +21,7 @@ final class BenchmarkSettings {
     private final Duration window;
     private final Duration warmup;
     private final Duration jitWarmup;
+    private final Duration jitQuietWithin;
     private final int repeat;
     private final int stormCallers;
     private final int sweeperRows;
@@ -39,6 +40,7 @@ final class BenchmarkSettings {
         this.window = Duration.ofSeconds(b.seconds);
         this.warmup = Duration.ofSeconds(b.warmupSeconds);
         this.jitWarmup = Duration.ofSeconds(b.jitWarmupSeconds);
+        this.jitQuietWithin = Duration.ofSeconds(b.jitQuietWithinSeconds);
         this.repeat = b.repeat;
         this.stormCallers = b.stormCallers;
         this.sweeperRows = b.sweeperRows;
@@ -82,6 +84,14 @@ final class BenchmarkSettings {
      */
     Duration jitWarmup() {
         return jitWarmup;
+    }
+
+    /**
+     * How much longer, at most, a closed-loop Java cell warms up after its warm-up while the JIT
+     * compiler is still busy ({@link JitCompiler}); zero opens the window by the clock alone.
+     */
+    Duration jitQuietWithin() {
+        return jitQuietWithin;
     }
 
     /** How often each cell is measured; the table shows the medians. */
@@ -144,6 +154,7 @@ final class BenchmarkSettings {
         private int seconds = 10;
         private int warmupSeconds = 5;
         private int jitWarmupSeconds = 20;
+        private int jitQuietWithinSeconds = 60;
         private int repeat = 1;
         private int stormCallers = 64;
         private int sweeperRows = 500_000;
@@ -181,6 +192,11 @@ final class BenchmarkSettings {
 
         Builder jitWarmupSeconds(int jitWarmupSeconds) {
             this.jitWarmupSeconds = jitWarmupSeconds;
+            return this;
+        }
+
+        Builder jitQuietWithinSeconds(int jitQuietWithinSeconds) {
+            this.jitQuietWithinSeconds = jitQuietWithinSeconds;
             return this;
         }
 
@@ -266,6 +282,10 @@ final class BenchmarkSettings {
             }
             if (jitWarmupSeconds < 0) {
                 throw new IllegalArgumentException("jitWarmup must be 0 or more seconds (was " + jitWarmupSeconds + ")");
+            }
+            if (jitQuietWithinSeconds < 0 || jitQuietWithinSeconds > 600) {
+                throw new IllegalArgumentException("jitQuietWithin must be between 0 and 600 seconds (was "
+                        + jitQuietWithinSeconds + ")");
             }
             if (repeat < 1) {
                 throw new IllegalArgumentException("repeat must be at least 1 (was " + repeat + ")");

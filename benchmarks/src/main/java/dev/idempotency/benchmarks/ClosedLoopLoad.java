@@ -8,14 +8,19 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs one operation from a fixed number of caller threads, each sending its next call as soon as
  * the last returns (a closed loop, as pgbench does), first for a warm-up that is not recorded, then
- * for the measured window. Only calls that start inside the window are counted. The JVM's CPU time
- * over the window (callers, GC and JIT alike) divided by the calls is the client's CPU per call.
+ * for the measured window. The warm-up lasts at least its least duration and goes on until the JIT
+ * compiler is quiet, within its bound ({@link Warmup}). Only calls that start inside the window are
+ * counted. The JVM's CPU time over the window (callers, GC and JIT alike) divided by the calls is the
+ * client's CPU per call.
  */
 final class ClosedLoopLoad {
+    private static final Logger log = LoggerFactory.getLogger(ClosedLoopLoad.class);
     /** Grace after the window for calls still in flight, past which the run is reported as stuck. */
     private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(60);
 
@@ -28,14 +33,15 @@ final class ClosedLoopLoad {
     private ClosedLoopLoad() {
     }
 
-    static Measurement run(String name, int callers, Duration warmup, Duration window, Call call)
+    static Measurement run(String name, int callers, Warmup warmup, Duration window, Call call)
             throws InterruptedException {
         CountDownLatch start = new CountDownLatch(1);
         List<Histogram> histograms = new ArrayList<>();
         long[] lastReturn = new long[callers];
         AtomicLong errors = new AtomicLong();
         AtomicReference<String> firstError = new AtomicReference<>();
-        long[] windowStart = new long[1];
+        // Set once the warm-up has ended; until then every caller warms up.
+        AtomicLong windowStart = new AtomicLong(Long.MAX_VALUE);
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < callers; i++) {
             Histogram histogram = Measurement.newLatencyHistogram();
@@ -48,13 +54,12 @@ final class ClosedLoopLoad {
                     Thread.currentThread().interrupt();
                     return;
                 }
-                long measureFrom = windowStart[0];
-                long measureUntil = measureFrom + window.toNanos();
                 long now = System.nanoTime();
-                while (now < measureFrom && !Thread.currentThread().isInterrupted()) {
+                while (now < windowStart.get() && !Thread.currentThread().isInterrupted()) {
                     callOnce(call, errors, firstError);
                     now = System.nanoTime();
                 }
+                long measureUntil = windowStart.get() + window.toNanos();
                 while (now < measureUntil && !Thread.currentThread().isInterrupted()) {
                     long began = now;
                     if (callOnce(call, errors, firstError)) {
@@ -70,14 +75,25 @@ final class ClosedLoopLoad {
             threads.add(thread);
             thread.start();
         }
-        windowStart[0] = System.nanoTime() + warmup.toNanos();
+        long warmupStart = System.nanoTime();
         start.countDown();
-        sleepUntil(windowStart[0]);
+        sleepUntil(warmupStart + warmup.least().toNanos());
+        long compiling = JitCompiler.awaitQuiet(warmup.jitQuietWithin());
+        long from = System.nanoTime();
+        windowStart.set(from);
         long cpuAtStart = processCpuNanos();
-        sleepUntil(windowStart[0] + window.toNanos());
+        if (compiling >= JitCompiler.QUIET_MILLIS) {
+            log.warn("{} with {} caller(s): the JIT compiler was still busy when the window began ({} ms compiling in "
+                    + "the last {} s of a {} s warm-up); raise --jit-quiet-within", name, callers, compiling,
+                    JitCompiler.PROBE.toSeconds(), (from - warmupStart) / 1_000_000_000);
+        } else {
+            log.info("{} with {} caller(s): window after {} s of warm-up, the JIT quiet", name, callers,
+                    (from - warmupStart) / 1_000_000_000);
+        }
+        sleepUntil(from + window.toNanos());
         long cpuAtEnd = processCpuNanos();
 
-        long deadline = windowStart[0] + window.toNanos() + STRAGGLER_GRACE.toNanos();
+        long deadline = from + window.toNanos() + STRAGGLER_GRACE.toNanos();
         for (Thread thread : threads) {
             thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             if (thread.isAlive()) {
@@ -88,11 +104,11 @@ final class ClosedLoopLoad {
         }
         Histogram all = Measurement.newLatencyHistogram();
         histograms.forEach(all::add);
-        long end = windowStart[0];
+        long end = from;
         for (long returned : lastReturn) {
             end = Math.max(end, returned);
         }
-        Measurement measured = Measurement.of(all, (end - windowStart[0]) / 1e9, errors.get(), firstError.get());
+        Measurement measured = Measurement.of(all, (end - from) / 1e9, errors.get(), firstError.get());
         return measured.operations() == 0 ? measured
                 : measured.withClientCpu((cpuAtEnd - cpuAtStart) / 1_000.0 / measured.operations());
     }

@@ -103,7 +103,7 @@ final class DuplicateStorm implements Section {
 
     private static Measurement storm(BenchmarkRun run, int callers, List<PostgresIdempotentExecutor> executors) throws Exception {
         String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-        Duration warmup = run.warmup("storm");
+        Duration warmup = run.warmup("storm").least();
         Rounds rounds = new Rounds(callers, System.nanoTime() + warmup.toNanos(), run.settings().window().toNanos());
         CyclicBarrier barrier = new CyclicBarrier(callers, rounds::next);
         List<Thread> threads = new ArrayList<>();

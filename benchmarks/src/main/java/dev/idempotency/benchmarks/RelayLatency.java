@@ -80,7 +80,7 @@ final class RelayLatency implements Section {
     }
 
     private static Result measure(BenchmarkRun run, int rate) throws Exception {
-        Duration warmup = run.warmup("relay-latency");
+        Duration warmup = run.warmup("relay-latency").least();
         long intervalNanos = TimeUnit.SECONDS.toNanos(1) / rate;
         int warmupCalls = (int) (warmup.toNanos() / intervalNanos);
         int measuredCalls = (int) (run.settings().window().toNanos() / intervalNanos);

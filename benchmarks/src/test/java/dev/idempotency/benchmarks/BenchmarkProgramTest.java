@@ -26,7 +26,7 @@ class BenchmarkProgramTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void postgresSectionsPrintEveryRowWithoutErrors() {
-        ProgramRun run = ProgramRun.of("--sections=storm,pgbench,overhead", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=1", "--storm-callers=4");
+        ProgramRun run = ProgramRun.of("--sections=storm,pgbench,overhead", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0", "--callers=1", "--storm-callers=4");
 
         assertEquals(0, run.exitCode(), run.output());
         assertTrue(run.output().contains("command: java -jar benchmarks/target/benchmarks.jar --sections=storm,pgbench,overhead"),
@@ -60,7 +60,7 @@ class BenchmarkProgramTest {
     void redisSectionComparesTheExecutorWithARedisCheckInMarkdown() {
         assumeTrue(redisAnswers(), "no Redis on 127.0.0.1:6379; start redis-server to run this test");
 
-        ProgramRun run = ProgramRun.of("--sections=redis", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=2", "--markdown");
+        ProgramRun run = ProgramRun.of("--sections=redis", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0", "--callers=2", "--markdown");
 
         assertEquals(0, run.exitCode(), run.output());
         assertTrue(run.output().contains("|section|measured|callers|ops/s|p50 ms|p99 ms|client CPU us/op|compared|target|"), run.output());

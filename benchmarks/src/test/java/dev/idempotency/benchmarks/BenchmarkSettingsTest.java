@@ -32,6 +32,7 @@ class BenchmarkSettingsTest {
         assertMessage("seconds", BenchmarkSettings.builder().seconds(0));
         assertMessage("warmup", BenchmarkSettings.builder().warmupSeconds(-1));
         assertMessage("jitWarmup", BenchmarkSettings.builder().jitWarmupSeconds(-1));
+        assertMessage("jitQuietWithin", BenchmarkSettings.builder().jitQuietWithinSeconds(601));
         assertMessage("repeat", BenchmarkSettings.builder().repeat(0));
         assertMessage("callers", BenchmarkSettings.builder().callers(List.of(1, 65)));
         assertMessage("stormCallers", BenchmarkSettings.builder().stormCallers(201));

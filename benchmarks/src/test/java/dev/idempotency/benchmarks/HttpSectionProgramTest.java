@@ -20,7 +20,7 @@ class HttpSectionProgramTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void httpSectionPrintsPlainKeyedAndReplayedPostWithoutErrors() {
-        ProgramRun run = ProgramRun.of("--sections=http", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--callers=2");
+        ProgramRun run = ProgramRun.of("--sections=http", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0", "--callers=2");
         int exitCode = run.exitCode();
         String output = run.output();
 

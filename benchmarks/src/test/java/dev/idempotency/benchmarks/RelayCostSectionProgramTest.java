@@ -25,7 +25,7 @@ class RelayCostSectionProgramTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void relayCostSectionPrintsWritersRatioWalPerEventAndDeadTuples() {
-        ProgramRun run = ProgramRun.of("--sections=relaycost", "--seconds=1", "--warmup=0", "--jit-warmup=0",
+        ProgramRun run = ProgramRun.of("--sections=relaycost", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0",
                 "--relay-cost-events=2000", "--relay-keys=100");
         int exitCode = run.exitCode();
         String output = run.output();
