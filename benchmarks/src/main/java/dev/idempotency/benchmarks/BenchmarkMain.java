@@ -44,7 +44,8 @@ public final class BenchmarkMain implements Callable<Integer> {
 
     @Option(names = "--jit-quiet-within", defaultValue = "60",
             description = "A closed-loop Java cell warms up on, at most this many seconds more, until the JIT compiler is "
-                    + "quiet (under 20 ms of compiling in 2 s); 0 opens the window by the clock alone (default: ${DEFAULT-VALUE}).")
+                    + "quiet (under 20 ms of compiling in each of two 2 s probes); 0 opens the window by the clock alone "
+                    + "(default: ${DEFAULT-VALUE}).")
     int jitQuietWithin;
 
     @Option(names = "--repeat", defaultValue = "1", description = "Runs per cell; the table shows medians (default: ${DEFAULT-VALUE}).")

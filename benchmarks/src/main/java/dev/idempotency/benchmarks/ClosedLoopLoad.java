@@ -54,13 +54,15 @@ final class ClosedLoopLoad {
                     Thread.currentThread().interrupt();
                     return;
                 }
+                // The warm-up runs the measured loop itself, recording too, so the JIT has compiled all of it
+                // before the window; the first call that starts inside the window clears what it recorded.
                 long now = System.nanoTime();
-                while (now < windowStart.get() && !Thread.currentThread().isInterrupted()) {
-                    callOnce(call, errors, firstError);
-                    now = System.nanoTime();
-                }
-                long measureUntil = windowStart.get() + window.toNanos();
+                long measureUntil = Long.MAX_VALUE;
                 while (now < measureUntil && !Thread.currentThread().isInterrupted()) {
+                    if (measureUntil == Long.MAX_VALUE && now >= windowStart.get()) {
+                        histogram.reset();
+                        measureUntil = windowStart.get() + window.toNanos();
+                    }
                     long began = now;
                     if (callOnce(call, errors, firstError)) {
                         now = System.nanoTime();
@@ -90,8 +92,14 @@ final class ClosedLoopLoad {
             log.info("{} with {} caller(s): window after {} s of warm-up, the JIT quiet", name, callers,
                     (from - warmupStart) / 1_000_000_000);
         }
+        long compiledBefore = JitCompiler.compilationMillis();
         sleepUntil(from + window.toNanos());
         long cpuAtEnd = processCpuNanos();
+        long compiledInWindow = JitCompiler.compilationMillis() - compiledBefore;
+        if (compiledInWindow > window.toMillis() / 100) {
+            log.warn("{} with {} caller(s): the JIT compiled for {} ms during the {} s window; its CPU is in the client's",
+                    name, callers, compiledInWindow, window.toSeconds());
+        }
 
         long deadline = from + window.toNanos() + STRAGGLER_GRACE.toNanos();
         for (Thread thread : threads) {

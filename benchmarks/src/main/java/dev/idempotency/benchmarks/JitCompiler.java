@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Arrays;
 
 /**
  * This JVM's JIT compiler, watched so that a Java cell's window starts only once it has gone quiet.
@@ -13,30 +14,41 @@ import java.time.Duration;
 final class JitCompiler {
     /** How long each look at the compiler lasts. */
     static final Duration PROBE = Duration.ofSeconds(2);
-    /** Quiet: less compiling than this during one probe, 1% of one core. */
+    /** Quiet: less compiling than this during each of {@link #QUIET_PROBES} probes in a row, 1% of one core. */
     static final long QUIET_MILLIS = 20;
+    /** Compiling comes in bursts: one quiet probe was seen followed by seconds of C2 work. */
+    static final int QUIET_PROBES = 2;
 
     private JitCompiler() {
     }
 
     /**
-     * Returns once the compiler spent less than {@link #QUIET_MILLIS} compiling during the last
-     * {@link #PROBE}, or once {@code within} has passed: the milliseconds it compiled during that last
-     * probe (0 when the JVM does not report compile time, or {@code within} is zero).
+     * Returns once the compiler spent less than {@link #QUIET_MILLIS} compiling during each of the
+     * last {@link #QUIET_PROBES} {@link #PROBE}s, or once {@code within} has passed: the most it
+     * compiled during one of those probes (0 when the JVM does not report compile time, or
+     * {@code within} is zero).
      */
     static long awaitQuiet(Duration within) throws InterruptedException {
-        CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
-        if (within.isZero() || compiler == null || !compiler.isCompilationTimeMonitoringSupported()) {
+        if (within.isZero() || compilationMillis() < 0) {
             return 0;
         }
         long deadline = System.nanoTime() + within.toNanos();
-        while (true) {
-            long before = compiler.getTotalCompilationTime();
+        long[] recent = new long[QUIET_PROBES];
+        Arrays.fill(recent, Long.MAX_VALUE);
+        for (int probe = 0; ; probe++) {
+            long before = compilationMillis();
             Thread.sleep(PROBE.toMillis());
-            long compiled = compiler.getTotalCompilationTime() - before;
-            if (compiled < QUIET_MILLIS || System.nanoTime() - deadline >= 0) {
-                return compiled;
+            recent[probe % QUIET_PROBES] = compilationMillis() - before;
+            long busiest = Arrays.stream(recent).max().orElse(0);
+            if (busiest < QUIET_MILLIS || System.nanoTime() - deadline >= 0) {
+                return busiest == Long.MAX_VALUE ? recent[probe % QUIET_PROBES] : busiest;
             }
         }
+    }
+
+    /** Milliseconds this JVM has spent compiling so far; -1 when it does not say. */
+    static long compilationMillis() {
+        CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
+        return compiler != null && compiler.isCompilationTimeMonitoringSupported() ? compiler.getTotalCompilationTime() : -1;
     }
 }
