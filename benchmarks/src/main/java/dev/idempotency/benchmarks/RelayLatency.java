@@ -117,6 +117,7 @@ final class RelayLatency implements Section {
                     .config(run.executorConfig()).afterOutboxCommit(relay::wakeUp).build();
             relay.start();
             try {
+                warmUntilTheJitIsQuiet(run, executor, schema);
                 long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
                 for (int i = 0; i < total; i++) {
                     long due = start + i * intervalNanos;
@@ -174,6 +175,27 @@ final class RelayLatency implements Section {
         }
         Measurement m = Measurement.of(latency, run.settings().window().toNanos() / 1e9, errors.get(), firstError.get());
         return new Result(m, sinceCreated, achieved);
+    }
+
+    /**
+     * Runs the producers' call in a closed loop, the relay publishing beside it, until the JIT compiler
+     * is quiet (within {@link BenchmarkSettings#jitQuietWithin()}), so that the paced calls measure the
+     * relay rather than the compiler. A paced warm-up cannot wait for that: at the section's rate the
+     * producers fall behind while the compiler takes its share, and their queue outgrows the drain.
+     * The events carry no {@code seq}, so neither the publisher nor the listener counts them.
+     */
+    private static void warmUntilTheJitIsQuiet(BenchmarkRun run, PostgresIdempotentExecutor executor, String schema)
+            throws InterruptedException {
+        if (run.settings().jitQuietWithin().isZero()) {
+            return;
+        }
+        AtomicLong calls = new AtomicLong();
+        ClosedLoopLoad.run("relay-latency-jit", PRODUCERS, new Warmup(Duration.ZERO, run.settings().jitQuietWithin()),
+                Duration.ofSeconds(1), () -> executor.run("latency-jit-" + schema + "-" + calls.incrementAndGet(),
+                        PaymentCalls.TENANT, Integer.class, tx -> {
+                            tx.outbox().publish(PaymentCalls.TOPIC, "warm-up", Map.of("warmup", "yes"));
+                            return 0;
+                        }));
     }
 
     private static boolean allSeen(AtomicLongArray committedAt, AtomicLongArray seenAt, int total) {

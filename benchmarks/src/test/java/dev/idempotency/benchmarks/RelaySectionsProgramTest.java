@@ -36,7 +36,7 @@ class RelaySectionsProgramTest {
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void latencyAndPeerSectionsDrainEveryEventAndPrintTheirRows() {
         int[] exitCode = new int[1];
-        String output = run(exitCode, "--sections=latency,peer", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0",
+        String output = run(exitCode, "--sections=latency,peer", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=2",
                 "--latency-rate=200", "--peer-events=300");
 
         assertEquals(0, exitCode[0], output);
