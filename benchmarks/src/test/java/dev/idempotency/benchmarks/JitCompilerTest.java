@@ -27,7 +27,7 @@ class JitCompilerTest {
                 "waited " + Duration.ofNanos(waited));
     }
 
-    /** Loads and runs fresh lambdas' call sites in a loop, so the compiler has work for a while. */
+    /** Formats and hashes numbers in a loop, hot code the compiler picks up while the probe watches. */
     private static void compileWhileRunning() {
         long sink = 0;
         while (!Thread.currentThread().isInterrupted()) {

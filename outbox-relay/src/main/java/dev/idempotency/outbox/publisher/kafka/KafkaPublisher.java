@@ -225,15 +225,18 @@ public final class KafkaPublisher implements Publisher {
 
     /** Whether the producer holds a connection to at least one broker (its connection-count metric). */
     private static boolean connectedToABroker(Producer<byte[], byte[]> producer) {
-        return producer.metrics().entrySet().stream()
-                .filter(e -> e.getKey().name().equals("connection-count") && e.getKey().group().equals("producer-metrics"))
-                .anyMatch(e -> e.getValue().metricValue() instanceof Number n && n.doubleValue() > 0);
+        return producerMetric(producer, "connection-count") > 0;
     }
 
     /** How many responses from any broker the producer has received so far (its response-total metric). */
     private static double responsesReceived(Producer<byte[], byte[]> producer) {
+        return producerMetric(producer, "response-total");
+    }
+
+    /** The producer-wide metric {@code name} (group producer-metrics), summed; 0 when the producer has none. */
+    private static double producerMetric(Producer<byte[], byte[]> producer, String name) {
         return producer.metrics().entrySet().stream()
-                .filter(e -> e.getKey().name().equals("response-total") && e.getKey().group().equals("producer-metrics"))
+                .filter(e -> e.getKey().name().equals(name) && e.getKey().group().equals("producer-metrics"))
                 .mapToDouble(e -> e.getValue().metricValue() instanceof Number n ? n.doubleValue() : 0)
                 .sum();
     }
