@@ -57,7 +57,8 @@ WITH events AS (
     ORDER BY e.n),
 completed AS (
     UPDATE <schema>.idempotency_keys
-    SET status = 'completed', result = CAST(:a AS jsonb), result_type = :resulttype, updated_at = now()
+    SET status = 'completed', result = CAST(:a AS jsonb), result_type = :resulttype, updated_at = now(),
+        lease_token = NULL, lease_expires_at = NULL
     WHERE tenant_id = :tenant AND idempotency_key = :k
     RETURNING 1)
 SELECT CASE WHEN count(*) = 1 THEN 1 ELSE CAST(current_setting('idempotency.completion_found_no_key_row') AS int) END

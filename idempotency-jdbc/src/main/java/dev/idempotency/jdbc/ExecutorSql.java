@@ -93,6 +93,14 @@ final class ExecutorSql {
             (status = 'completed' OR (status = 'failed' AND failure ->> 'code' IS DISTINCT FROM 'lease_expired'))""";
 
     /**
+     * Every statement that settles a key clears its lease (NULL stays NULL for a key without one), so
+     * the sweeper's index of leases (V5: lease_expires_at, where set) holds only leases still to settle
+     * and unknown outcomes. The completion of a key without a lease then changes no indexed column and
+     * PostgreSQL rewrites the row in place (HOT): no new index entries, no dead ones.
+     */
+    private static final String LEASE_SETTLED = "lease_token = NULL, lease_expires_at = NULL";
+
+    /**
      * Reads what a key holds after a claim found it taken; expiry and leases are judged by the
      * database clock. {@code reclaimable}: expired and settled. {@code lease_ran_out}: a committed
      * lease whose holder overran or died, not yet recorded as an unknown outcome by the sweeper.
@@ -136,7 +144,7 @@ final class ExecutorSql {
     /** Lease mode: stores a business failure of the external step, if the lease is still ours. */
     private static final String FAIL_LEASED_KEY = """
             UPDATE <schema>.idempotency_keys
-            SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now()
+            SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now(), <lease_settled>
             WHERE tenant_id = :tenant AND idempotency_key = :key AND status = 'processing' AND lease_token = :leaseToken""";
 
     /** Lease mode: when the lease just taken runs out, for the caller's information. */
@@ -161,7 +169,8 @@ final class ExecutorSql {
     private static final String COMPLETE_KEY = """
             WITH completed AS (
                 UPDATE <schema>.idempotency_keys
-                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
+                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now(),
+                    <lease_settled>
                 WHERE tenant_id = :tenant AND idempotency_key = :key
                 RETURNING 1)
             <require_one_key_row>""";
@@ -169,7 +178,7 @@ final class ExecutorSql {
     /** Stores a declared business failure (its business writes were rolled back to a savepoint). */
     private static final String FAIL_KEY = """
             UPDATE <schema>.idempotency_keys
-            SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now()
+            SET status = 'failed', failure = CAST(:failure AS jsonb), updated_at = now(), <lease_settled>
             WHERE tenant_id = :tenant AND idempotency_key = :key""";
 
     /** Marks a key whose callback committed the transaction itself; outside any lease. */
@@ -208,7 +217,8 @@ final class ExecutorSql {
                 ORDER BY e.n),
             completed AS (
                 UPDATE <schema>.idempotency_keys
-                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
+                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now(),
+                    <lease_settled>
                 WHERE tenant_id = :tenant AND idempotency_key = :key
                 RETURNING 1)
             <require_one_key_row>""";
@@ -355,14 +365,14 @@ final class ExecutorSql {
     private static final String RESOLVE_UNKNOWN_AS_COMPLETED = """
             UPDATE <schema>.idempotency_keys
             SET status = 'completed', failure = NULL, result = CAST(:result AS jsonb), result_type = :resultType,
-                updated_at = now(), expires_at = greatest(expires_at, now() + make_interval(secs => :retentionSeconds))
+                <lease_settled>, updated_at = now(), expires_at = greatest(expires_at, now() + make_interval(secs => :retentionSeconds))
             WHERE tenant_id = :tenant AND idempotency_key = :key
               AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
 
     /** Operator: the external step had a definite business outcome; replays get this failure, as above. */
     private static final String RESOLVE_UNKNOWN_AS_FAILED = """
             UPDATE <schema>.idempotency_keys
-            SET failure = CAST(:failure AS jsonb), updated_at = now(),
+            SET failure = CAST(:failure AS jsonb), <lease_settled>, updated_at = now(),
                 expires_at = greatest(expires_at, now() + make_interval(secs => :retentionSeconds))
             WHERE tenant_id = :tenant AND idempotency_key = :key
               AND status = 'failed' AND failure ->> 'code' = 'lease_expired'""";
@@ -481,7 +491,8 @@ final class ExecutorSql {
     }
 
     private static String render(String template, String quotedSchema) {
-        return template.replace("<settled>", SETTLED).replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
+        return template.replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
+                .replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
                 .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<consumed>", CONSUMED)
                 .replace("<schema>", quotedSchema);
     }
