@@ -107,7 +107,8 @@ final class OutboxPositions {
         });
         List<String> hi = new ArrayList<>(1);
         ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
-        List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffStart)
+        // Planned at each call: a cached plan made while a generation was small scans whole generations once it is not.
+        List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffStart).addCustomizer(PlannedAtEachCall.INSTANCE)
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bind("xmax", bounds.xmax())

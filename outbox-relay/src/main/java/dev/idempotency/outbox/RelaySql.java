@@ -165,7 +165,8 @@ final class RelaySql {
      * The relay passes those bounds over all partitions read: :xip, the in-progress txids below :xmax,
      * the lowest xmax, so the two ranges are disjoint index scans joined by UNION ALL (written as one
      * OR, PostgreSQL 15 scanned every generation table). The candidates are materialized narrow before
-     * the sort, and only the page's rows are fetched whole, each by its primary key.
+     * the sort, and only the page's rows are fetched whole, each by its primary key. Planned at each call
+     * ({@code PlannedAtEachCall}): which of those plans is cheap depends on the generations' sizes now.
      * Locks: none; a plain read at the statement's snapshot.
      */
     private static final String DIFF_START = """

@@ -164,6 +164,35 @@ class SnapshotReadPathTest {
         assertEquals(events, log.publications().size());
     }
 
+    @Test
+    void aRelayKeepsFindingNewEventsByIndexAfterAGenerationOutgrewItsStatistics() throws Exception {
+        // As autovacuum would leave them for a while: statistics taken while the generation was small.
+        outbox.execute("ALTER TABLE outbox_events_0 SET (autovacuum_enabled = off)");
+        outbox.insertMany("t", "orders", "small", 200);
+        outbox.execute("ANALYZE outbox_events_0, outbox_events_1, outbox_events_2");
+        String generationScans = "SELECT seq_scan, 0, 0, 0 FROM pg_stat_user_tables WHERE schemaname = '" + outbox.schema()
+                + "' AND relname = 'outbox_events_0'";
+        try (HikariDataSource pool = outbox.newPool(3);
+             OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").batchSize(1000).build()).build()) {
+            relay.start();
+            OutboxFixture.await("the small generation published", Duration.ofSeconds(30),
+                    () -> outbox.count("status = 'published'") == 200);
+            // The relay polls several times a second: long enough for PostgreSQL to cache plans of its reads.
+            Thread.sleep(1500);
+            outbox.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                    + " SELECT 't', 'orders', 'k' || (g % 5000), '{}' FROM generate_series(1, 50000) g");
+            OutboxFixture.await("the grown generation published", Duration.ofSeconds(60),
+                    () -> outbox.count("status = 'published'") == 50_200);
+            // A backend reports its statistics at most once a second; the relay's go on polling meanwhile.
+            Thread.sleep(1500);
+            long before = tableStats(generationScans).get(0);
+            Thread.sleep(2500);
+            long after = tableStats(generationScans).get(0);
+
+            assertEquals(before, after, "sequential scans of the 50,200-event generation while the relay polled for new events");
+        }
+    }
+
     private List<Long> tableStats(String sql) {
         try (Connection c = outbox.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("SELECT pg_stat_clear_snapshot()");
