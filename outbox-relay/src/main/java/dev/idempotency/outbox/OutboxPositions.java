@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -107,8 +108,7 @@ final class OutboxPositions {
         });
         List<String> hi = new ArrayList<>(1);
         ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
-        // Planned at each call: a cached plan made while a generation was small scans whole generations once it is not.
-        List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffStart).addCustomizer(PlannedAtEachCall.INSTANCE)
+        List<EventRow> rows = jdbi.inTransaction(h -> indexReads(h).createQuery(diffStart)
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bind("xmax", bounds.xmax())
@@ -134,7 +134,7 @@ final class OutboxPositions {
             los[p] = position.consumed();
             cursors[p] = position.cursor();
         });
-        List<EventRow> rows = jdbi.withHandle(h -> h.createQuery(diffPage)
+        List<EventRow> rows = jdbi.inTransaction(h -> indexReads(h).createQuery(diffPage)
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bindArray("cursors", Long.class, Arrays.asList(cursors))
@@ -143,6 +143,16 @@ final class OutboxPositions {
                 .map((rs, ctx) -> EventRow.read(rs))
                 .list());
         return page(hi, group, rows, leases, true);
+    }
+
+    /**
+     * Starts a read of events in {@code handle}'s transaction with {@link RelaySql#INDEX_READS}: the plan
+     * PostgreSQL caches for the read then uses the outbox's indexes, whatever a generation's statistics say.
+     * Costs two round trips (the setting, the COMMIT); planning the read at each call cost more.
+     */
+    private static Handle indexReads(Handle handle) {
+        handle.execute(RelaySql.INDEX_READS);
+        return handle;
     }
 
     /**

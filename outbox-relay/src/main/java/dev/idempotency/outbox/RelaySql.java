@@ -147,6 +147,16 @@ final class RelaySql {
                              AND r.partition_key = e.partition_key) AS held_back""";
 
     /**
+     * Sent before each read of events ({@link #DIFF_START}, {@link #DIFF_PAGE}), in the read's transaction:
+     * sequential scans are planned only where nothing else can run. A generation starts empty after each
+     * rotation; a plan PostgreSQL cached after autovacuum analyzed a few dozen of its rows scanned every
+     * generation whole, for the candidates and again per row of the page, and stayed in use while the
+     * table grew until the next analyze (minutes, millions of events). The reads' indexes (txid, primary
+     * key, retries by key) serve every size. Locks: none.
+     */
+    static final String INDEX_READS = "SET LOCAL enable_seqscan = off";
+
+    /**
      * The positions of the given partitions, as stored.
      * Locks: none (a plain read; only the partition's holder writes its position).
      */
@@ -165,8 +175,8 @@ final class RelaySql {
      * The relay passes those bounds over all partitions read: :xip, the in-progress txids below :xmax,
      * the lowest xmax, so the two ranges are disjoint index scans joined by UNION ALL (written as one
      * OR, PostgreSQL 15 scanned every generation table). The candidates are materialized narrow before
-     * the sort, and only the page's rows are fetched whole, each by its primary key. Planned at each call
-     * ({@code PlannedAtEachCall}): which of those plans is cheap depends on the generations' sizes now.
+     * the sort, and only the page's rows are fetched whole, each by its primary key. Sent after
+     * {@link #INDEX_READS}, so the plan PostgreSQL caches for it is that one whatever the statistics say.
      * Locks: none; a plain read at the statement's snapshot.
      */
     private static final String DIFF_START = """
@@ -195,7 +205,8 @@ final class RelaySql {
     /**
      * The next page of a batch under way: events visible in its snapshot :hi and not in their
      * partition's consumed snapshot (:los), past their partition's cursor (:cursors; NULL for
-     * partitions not read), the first :limit in id order. It walks the primary key from the lowest cursor.
+     * partitions not read), the first :limit in id order. It walks the primary key from the lowest cursor
+     * (sent after {@link #INDEX_READS}, so also with statistics of a smaller generation).
      * Locks: none; a plain read.
      */
     private static final String DIFF_PAGE = """
