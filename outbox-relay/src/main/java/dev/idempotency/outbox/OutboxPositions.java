@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -58,6 +59,8 @@ final class OutboxPositions {
     private final String settlePage;
     private final String settlePageWithRetries;
     private final Map<Integer, Position> known = new HashMap<>();
+    /** The last read filled a page (and so does the first, until a read says otherwise). */
+    private boolean backlog = true;
     private int turn;
 
     OutboxPositions(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
@@ -108,7 +111,11 @@ final class OutboxPositions {
         });
         List<String> hi = new ArrayList<>(1);
         ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
-        List<EventRow> rows = jdbi.inTransaction(h -> indexReads(h).createQuery(diffStart)
+        // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
+        // values (a sequential scan) is the right one, and planning is small beside a full page; caught up, the
+        // cached plan reads by index whatever the statistics say.
+        HandleCallback<List<EventRow>, RuntimeException> read = h -> (backlog ? h.createQuery(diffStart)
+                .addCustomizer(PlannedAtEachCall.INSTANCE) : indexReads(h).createQuery(diffStart))
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bind("xmax", bounds.xmax())
@@ -120,7 +127,8 @@ final class OutboxPositions {
                     }
                     return EventRow.read(rs);
                 })
-                .list());
+                .list();
+        List<EventRow> rows = backlog ? jdbi.withHandle(read) : jdbi.inTransaction(read);
         // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
         return rows.isEmpty() ? Page.NONE : page(hi.get(0), group, rows, leases, false);
     }
@@ -148,7 +156,7 @@ final class OutboxPositions {
     /**
      * Starts a read of events in {@code handle}'s transaction with {@link RelaySql#INDEX_READS}: the plan
      * PostgreSQL caches for the read then uses the outbox's indexes, whatever a generation's statistics say.
-     * Costs two round trips (the setting, the COMMIT); planning the read at each call cost more.
+     * Costs two round trips (the setting, the COMMIT); planning each read of a relay that is caught up cost more.
      */
     private static Handle indexReads(Handle handle) {
         handle.execute(RelaySql.INDEX_READS);
@@ -163,6 +171,7 @@ final class OutboxPositions {
     private Page page(String hi, Map<Integer, Position> group, List<EventRow> rows, Map<Integer, Long> leases,
                       boolean continuation) {
         boolean full = rows.size() > batchSize;
+        backlog = full;
         int end = Math.min(rows.size(), batchSize);
         Map<ClaimedEvent.OrderingKey, Integer> perKey = new HashMap<>();
         Map<Integer, Long> cuts = new HashMap<>();

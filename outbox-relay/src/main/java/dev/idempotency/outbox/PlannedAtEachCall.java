@@ -11,9 +11,9 @@ import org.postgresql.PGStatement;
  * moment. For the backlog counts: a generation starts empty after each rotation, and a plan
  * PostgreSQL cached then (a sequential scan, fine for what it took for a 10-page table) would stay in
  * use while the table grows, until autovacuum next updates its statistics. A count runs per metrics
- * scrape, so planning it each time costs little. (The reads of events run once per relay cycle, where
- * planning each one cost more than the read: their cached plans are made with sequential scans off,
- * {@link RelaySql#INDEX_READS}.)
+ * scrape, so planning it each time costs little. Also for a relay's first read of a batch behind a
+ * backlog, once per full page; caught up, where planning each read cost more than the read, the relay's
+ * reads keep cached plans made with sequential scans off ({@link RelaySql#INDEX_READS}).
  */
 final class PlannedAtEachCall implements StatementCustomizer {
     static final PlannedAtEachCall INSTANCE = new PlannedAtEachCall();

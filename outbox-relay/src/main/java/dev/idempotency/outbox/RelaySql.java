@@ -147,12 +147,14 @@ final class RelaySql {
                              AND r.partition_key = e.partition_key) AS held_back""";
 
     /**
-     * Sent before each read of events ({@link #DIFF_START}, {@link #DIFF_PAGE}), in the read's transaction:
-     * sequential scans are planned only where nothing else can run. A generation starts empty after each
-     * rotation; a plan PostgreSQL cached after autovacuum analyzed a few dozen of its rows scanned every
-     * generation whole, for the candidates and again per row of the page, and stayed in use while the
-     * table grew until the next analyze (minutes, millions of events). The reads' indexes (txid, primary
-     * key, retries by key) serve every size. Locks: none.
+     * Sent in the read's transaction before each page walk ({@link #DIFF_PAGE}) and each first read of a
+     * relay that is caught up ({@link #DIFF_START}): sequential scans are planned only where nothing else
+     * can run. A generation starts empty after each rotation; a plan PostgreSQL cached after autovacuum
+     * analyzed a few dozen of its rows scanned every generation whole, for the candidates and again per
+     * row of the page, and stayed in use while the table grew until the next analyze (minutes, millions of
+     * events). Those reads find few rows, which the indexes (txid, primary key, retries by key) serve at
+     * any size. Behind a backlog the first read is planned at each call instead ({@code OutboxPositions}):
+     * with most of a generation to read, a sequential scan is the faster plan. Locks: none.
      */
     static final String INDEX_READS = "SET LOCAL enable_seqscan = off";
 
@@ -175,7 +177,7 @@ final class RelaySql {
      * The relay passes those bounds over all partitions read: :xip, the in-progress txids below :xmax,
      * the lowest xmax, so the two ranges are disjoint index scans joined by UNION ALL (written as one
      * OR, PostgreSQL 15 scanned every generation table). The candidates are materialized narrow before
-     * the sort, and only the page's rows are fetched whole, each by its primary key. Sent after
+     * the sort, and only the page's rows are fetched whole, each by its primary key. Caught up, sent after
      * {@link #INDEX_READS}, so the plan PostgreSQL caches for it is that one whatever the statistics say.
      * Locks: none; a plain read at the statement's snapshot.
      */
