@@ -10,9 +10,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import org.jdbi.v3.core.Handle;
-import org.jdbi.v3.core.HandleCallback;
+import java.util.function.Function;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.Query;
 
 /**
  * The publish path: reads pages of committed events by snapshot difference, and after each page moves
@@ -112,10 +112,8 @@ final class OutboxPositions {
         List<String> hi = new ArrayList<>(1);
         ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
         // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
-        // values (a sequential scan) is the right one, and planning is small beside a full page; caught up, the
-        // cached plan reads by index whatever the statistics say.
-        HandleCallback<List<EventRow>, RuntimeException> read = h -> (backlog ? h.createQuery(diffStart)
-                .addCustomizer(PlannedAtEachCall.INSTANCE) : indexReads(h).createQuery(diffStart))
+        // values (a sequential scan) is the right one, and planning is small beside a full page.
+        List<EventRow> rows = readEvents(diffStart, backlog, query -> query
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bind("xmax", bounds.xmax())
@@ -127,8 +125,7 @@ final class OutboxPositions {
                     }
                     return EventRow.read(rs);
                 })
-                .list();
-        List<EventRow> rows = backlog ? jdbi.withHandle(read) : jdbi.inTransaction(read);
+                .list());
         // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
         return rows.isEmpty() ? Page.NONE : page(hi.get(0), group, rows, leases, false);
     }
@@ -142,7 +139,7 @@ final class OutboxPositions {
             los[p] = position.consumed();
             cursors[p] = position.cursor();
         });
-        List<EventRow> rows = jdbi.inTransaction(h -> indexReads(h).createQuery(diffPage)
+        List<EventRow> rows = readEvents(diffPage, false, query -> query
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bindArray("cursors", Long.class, Arrays.asList(cursors))
@@ -154,13 +151,19 @@ final class OutboxPositions {
     }
 
     /**
-     * Starts a read of events in {@code handle}'s transaction with {@link RelaySql#INDEX_READS}: the plan
-     * PostgreSQL caches for the read then uses the outbox's indexes, whatever a generation's statistics say.
-     * Costs two round trips (the setting, the COMMIT); planning each read of a relay that is caught up cost more.
+     * Runs a read of events: planned at each call ({@link PlannedAtEachCall}), or in a transaction after
+     * {@link RelaySql#INDEX_READS}, so the plan PostgreSQL caches uses the outbox's indexes whatever a
+     * generation's statistics say (two round trips more: the setting, the COMMIT; planning each read of a
+     * relay that is caught up cost more).
      */
-    private static Handle indexReads(Handle handle) {
-        handle.execute(RelaySql.INDEX_READS);
-        return handle;
+    private List<EventRow> readEvents(String sql, boolean plannedAtEachCall, Function<Query, List<EventRow>> bindAndRun) {
+        if (plannedAtEachCall) {
+            return jdbi.withHandle(h -> bindAndRun.apply(h.createQuery(sql).addCustomizer(PlannedAtEachCall.INSTANCE)));
+        }
+        return jdbi.inTransaction(h -> {
+            h.execute(RelaySql.INDEX_READS);
+            return bindAndRun.apply(h.createQuery(sql));
+        });
     }
 
     /**
