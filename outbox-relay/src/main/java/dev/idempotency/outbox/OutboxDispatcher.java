@@ -110,6 +110,8 @@ final class OutboxDispatcher {
         // Read to the end of what was committed, with no retry due: nothing is waiting for the next read.
         caughtUp = due.isEmpty() && !page.full() && page.cuts().isEmpty();
         if (page.events().isEmpty()) {
+            // The stream paused: the positions it moved in memory are written now, not after a crash's republication.
+            writePositions();
             return read;
         }
         Settlement outcomes = new Settlement();
@@ -283,7 +285,15 @@ final class OutboxDispatcher {
         }
     }
 
-    /** Writes the page's positions; never at the same time as a lease renewal of this relay ({@link PartitionLeases}). */
+    /**
+     * Writes the positions moved in memory and not yet written ({@link OutboxRelayConfig#positionWriteInterval()}):
+     * before partitions are released or the relay stops, so that their next owner goes on from there.
+     */
+    void writePositions() {
+        dropFenced(leases.updatingPartitionRows(positions::flush));
+    }
+
+    /** Settles the page's positions; never at the same time as a lease renewal of this relay ({@link PartitionLeases}). */
     private void settle(OutboxPositions.Page page, Settlement outcomes) {
         dropFenced(leases.updatingPartitionRows(() -> positions.settle(page, outcomes)));
         long soon = System.nanoTime() + retryScanIntervalNanos;

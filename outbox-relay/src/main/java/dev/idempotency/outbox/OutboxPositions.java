@@ -16,8 +16,9 @@ import org.jdbi.v3.core.statement.Query;
 
 /**
  * The publish path: reads pages of committed events by snapshot difference, and after each page moves
- * the positions of its partitions with one fenced statement that also copies the page's failed and
- * held-back events to {@code outbox_retries}. Nothing per event is updated or deleted.
+ * the positions of its partitions, written with one fenced statement that also copies the page's failed
+ * and held-back events to {@code outbox_retries}; while the relay keeps up, at most once per
+ * positionWriteInterval. Nothing per event is updated or deleted.
  *
  * <p>Each virtual partition's position is (consumed snapshot lo; while a batch is under way, its
  * snapshot hi and a cursor). A batch is the events visible in hi and not in lo, read in id order:
@@ -29,7 +30,8 @@ import org.jdbi.v3.core.statement.Query;
  * then share its hi). A page is cut where a key reaches maxEventsPerKey, for that key's partition only.
  *
  * <p>Used by the worker thread only. Positions are cached per lease epoch; a new lease reads the
- * stored position, so a new owner goes on where the last fenced write of the old one left it.
+ * stored position, so a new owner goes on where the last fenced write of the old one left it (and
+ * publishes again what the old one published after it).
  */
 final class OutboxPositions {
     /** A partition's position as stored; {@code batch} and {@code cursor} are both null or both set. */
@@ -58,7 +60,11 @@ final class OutboxPositions {
     private final String diffPage;
     private final String settlePage;
     private final String settlePageWithRetries;
+    private final long writeIntervalNanos;
     private final Map<Integer, Position> known = new HashMap<>();
+    /** Positions moved in memory (and in {@link #known}) and not yet written, in partition order. */
+    private final Map<Integer, Position> unwritten = new TreeMap<>();
+    private long lastWriteNanos = System.nanoTime();
     /** The last read filled a page (and so does the first, until a read says otherwise). */
     private boolean backlog = true;
     private int turn;
@@ -69,6 +75,7 @@ final class OutboxPositions {
         this.partitions = config.partitions();
         this.batchSize = config.batchSize();
         this.maxEventsPerKey = config.maxEventsPerKey();
+        this.writeIntervalNanos = config.positionWriteInterval().toNanos();
         this.positionsSql = sql.positions;
         this.diffStart = sql.diffStart;
         this.diffPage = sql.diffPage;
@@ -199,10 +206,13 @@ final class OutboxPositions {
     }
 
     /**
-     * Moves the page's partitions past what {@code outcomes} settled and copies its failed, dead and
-     * held-back events to outbox_retries, in one fenced statement. A partition's cursor stops before its
-     * first unsettled event; a partition whose batch was read to the end with everything settled gets
-     * hi as its consumed snapshot. Returns the partitions (to epoch) whose lease failed the fence.
+     * Moves the page's partitions past what {@code outcomes} settled and records that: a partition's
+     * cursor stops before its first unsettled event; a partition whose batch was read to the end with
+     * everything settled gets hi as its consumed snapshot. The positions are written with one fenced
+     * statement that also copies the page's failed, dead and held-back events to outbox_retries, at once
+     * unless the page ended its batch with every event published: such positions of a relay keeping up
+     * wait until {@code positionWriteInterval} has passed since the last write, or until {@link #flush()}.
+     * Returns the partitions (to epoch) whose lease failed the fence.
      */
     Map<Integer, Long> settle(Page page, Settlement outcomes) {
         if (page.positions().isEmpty()) {
@@ -218,11 +228,7 @@ final class OutboxPositions {
                 firstUnsettled.putIfAbsent(event.partition(), event.id());
             }
         }
-        List<Integer> partitionNos = new ArrayList<>();
-        List<Long> epochs = new ArrayList<>();
-        List<Long> cursors = new ArrayList<>();
-        List<Boolean> dones = new ArrayList<>();
-        Map<Integer, Position> next = new LinkedHashMap<>();
+        Map<Integer, Position> next = new TreeMap<>();
         page.positions().forEach((p, position) -> {
             // The cursor stops before the first event not settled or not read (cut), else at the page's end.
             long cursor = Long.MAX_VALUE;
@@ -235,63 +241,108 @@ final class OutboxPositions {
             if (page.full()) {
                 cursor = Math.min(cursor, page.coveredTo());
             }
-            Position moved;
             if (cursor == Long.MAX_VALUE) {
-                moved = new Position(position.epoch(), page.hi(), null, null);
-            } else {
-                boolean readButNoneSettled = firstUnsettled.containsKey(p) && !anySettled.contains(p);
-                if (readButNoneSettled && (position.cursor() == null || position.cursor() == cursor)) {
-                    return; // nothing of this partition went out: its position stays
-                }
-                moved = new Position(position.epoch(), position.consumed(), page.hi(), cursor);
+                next.put(p, new Position(position.epoch(), page.hi(), null, null));
+                return;
             }
-            partitionNos.add(p);
-            epochs.add(position.epoch());
-            cursors.add(moved.cursor());
-            dones.add(moved.batch() == null);
-            next.put(p, moved);
+            boolean readButNoneSettled = firstUnsettled.containsKey(p) && !anySettled.contains(p);
+            if (readButNoneSettled && (position.cursor() == null || position.cursor() == cursor)) {
+                return; // nothing of this partition went out: its position stays
+            }
+            next.put(p, new Position(position.epoch(), position.consumed(), page.hi(), cursor));
         });
-        if (partitionNos.isEmpty()) {
+        Moved moved = Moved.of(outcomes);
+        if (next.isEmpty() && moved.ids.isEmpty()) {
             return Map.of();
         }
-        Moved moved = Moved.of(outcomes);
-        List<Integer> held = jdbi.withHandle(h -> {
-            // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
-            var query = h.createQuery(moved.ids.isEmpty() ? settlePage : settlePageWithRetries)
-                    .bind("instance", instanceId)
-                    .bind("hi", page.hi())
-                    .bindArray("partitionNos", Integer.class, partitionNos)
-                    .bindArray("epochs", Long.class, epochs)
-                    .bindArray("cursors", Long.class, cursors)
-                    .bindArray("dones", Boolean.class, dones);
-            if (!moved.ids.isEmpty()) {
-                query.bind("partitions", partitions)
-                        .bindArray("movedIds", Long.class, moved.ids)
-                        .bindArray("movedStatuses", String.class, moved.statuses)
-                        .bindArray("movedAttempts", Integer.class, moved.attempts)
-                        .bindArray("movedDelays", Long.class, moved.delays)
-                        .bindArray("movedErrors", String.class, moved.errors);
-            }
-            return query.mapTo(Integer.class).list();
+        known.putAll(next);
+        unwritten.putAll(next);
+        // Caught up with every event out: losing this position in a crash costs a republication of
+        // what the relay published since its last write, never an event.
+        boolean caughtUp = !page.full() && page.cuts().isEmpty() && firstUnsettled.isEmpty() && moved.ids.isEmpty();
+        if (caughtUp && System.nanoTime() - lastWriteNanos < writeIntervalNanos) {
+            return Map.of();
+        }
+        return write(moved);
+    }
+
+    /** Writes the positions not written yet (a pause in the stream, a release, a stop); returns those fenced out. */
+    Map<Integer, Long> flush() {
+        return unwritten.isEmpty() ? Map.of() : write(Moved.NONE);
+    }
+
+    /**
+     * Writes every unwritten position, with {@code moved}'s copies to outbox_retries, in one fenced
+     * statement. If it fails, the relay forgets those positions and reads on from the stored ones
+     * (publishing again what it published since), so no copy to outbox_retries is ever skipped.
+     */
+    private Map<Integer, Long> write(Moved moved) {
+        List<Integer> partitionNos = new ArrayList<>(unwritten.keySet());
+        List<Long> epochs = new ArrayList<>();
+        List<String> consumed = new ArrayList<>();
+        List<String> batches = new ArrayList<>();
+        List<Long> cursors = new ArrayList<>();
+        unwritten.values().forEach(position -> {
+            epochs.add(position.epoch());
+            consumed.add(position.consumed());
+            batches.add(position.batch());
+            cursors.add(position.cursor());
         });
+        List<Integer> held;
+        try {
+            held = jdbi.withHandle(h -> {
+                // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
+                var query = h.createQuery(moved.ids.isEmpty() ? settlePage : settlePageWithRetries)
+                        .bind("instance", instanceId)
+                        .bindArray("partitionNos", Integer.class, partitionNos)
+                        .bindArray("epochs", Long.class, epochs)
+                        .bindArray("consumed", String.class, consumed)
+                        .bindArray("batches", String.class, batches)
+                        .bindArray("cursors", Long.class, cursors);
+                if (!moved.ids.isEmpty()) {
+                    query.bind("partitions", partitions)
+                            .bindArray("movedIds", Long.class, moved.ids)
+                            .bindArray("movedStatuses", String.class, moved.statuses)
+                            .bindArray("movedAttempts", Integer.class, moved.attempts)
+                            .bindArray("movedDelays", Long.class, moved.delays)
+                            .bindArray("movedErrors", String.class, moved.errors);
+                }
+                return query.mapTo(Integer.class).list();
+            });
+        } catch (RuntimeException e) {
+            known.keySet().removeAll(unwritten.keySet());
+            unwritten.clear();
+            throw e;
+        }
+        lastWriteNanos = System.nanoTime();
         Map<Integer, Long> claimed = new LinkedHashMap<>();
         for (int i = 0; i < partitionNos.size(); i++) {
             claimed.put(partitionNos.get(i), epochs.get(i));
         }
+        unwritten.clear();
         Map<Integer, Long> lost = RetryQueue.fenced(claimed, held);
-        next.forEach((p, position) -> {
-            if (lost.containsKey(p)) {
+        lost.forEach((p, epoch) -> {
+            Position position = known.get(p);
+            if (position != null && position.epoch() == epoch) {
                 known.remove(p);
-            } else {
-                known.put(p, position);
             }
         });
         return lost;
     }
 
-    /** Loads the stored positions of partitions not known under their current lease epoch. */
+    /**
+     * Loads the stored positions of partitions not known under their current lease epoch; one moved
+     * and not yet written under that epoch is taken as it is. Unwritten positions of an earlier epoch
+     * are dropped: their fence would fail.
+     */
     private void refresh(Map<Integer, Long> leases) {
         known.entrySet().removeIf(e -> !Long.valueOf(e.getValue().epoch()).equals(leases.get(e.getKey())));
+        unwritten.entrySet().removeIf(e -> leases.containsKey(e.getKey()) && leases.get(e.getKey()) != e.getValue().epoch());
+        unwritten.forEach((p, position) -> {
+            if (Long.valueOf(position.epoch()).equals(leases.get(p))) {
+                known.putIfAbsent(p, position);
+            }
+        });
         List<Integer> missing = leases.keySet().stream().filter(p -> !known.containsKey(p)).sorted().toList();
         if (missing.isEmpty()) {
             return;
@@ -310,6 +361,8 @@ final class OutboxPositions {
 
     /** The page's events that go to outbox_retries, in id order, as the arrays of the settle statement. */
     private static final class Moved {
+        static final Moved NONE = new Moved();
+
         final List<Long> ids = new ArrayList<>();
         final List<String> statuses = new ArrayList<>();
         final List<Integer> attempts = new ArrayList<>();

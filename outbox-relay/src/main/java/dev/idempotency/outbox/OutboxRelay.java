@@ -92,7 +92,8 @@ import org.slf4j.LoggerFactory;
  * in the same JVM calls after a commit that wrote outbox events. {@code LISTEN/NOTIFY} is not used:
  * a transaction that issues {@code NOTIFY} takes a database-wide lock at commit. Under a steady
  * stream it reads at most once per {@link OutboxRelayConfig#linger()} (wake-ups do not cut that
- * short), so that its reads and position writes do not grow with the writers' commit rate.
+ * short), so that its reads do not grow with the writers' commit rate, and writes its positions at
+ * most once per {@link OutboxRelayConfig#positionWriteInterval()}.
  *
  * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls) and uses at
  * most two connections of the given pool at a time; a pool of its own (or room for those two in a
@@ -286,6 +287,7 @@ public final class OutboxRelay implements AutoCloseable {
         while (!stopping && !halted) {
             try {
                 if (leases.releaseRequested()) {
+                    dispatcher.writePositions();
                     leases.releaseRequestedPartitions();
                 }
                 long readStarted = System.nanoTime();
@@ -315,6 +317,15 @@ public final class OutboxRelay implements AutoCloseable {
                 } catch (InterruptedException interrupted) {
                     return;
                 }
+            }
+        }
+        if (!halted) {
+            try {
+                // A graceful stop releases the partitions next: their next owner goes on from here.
+                dispatcher.writePositions();
+            } catch (RuntimeException e) {
+                log.warn("relay {} could not write its last positions; their next owner publishes the events since"
+                        + " its last write again", config.instanceId(), e);
             }
         }
     }

@@ -29,6 +29,7 @@ public final class OutboxRelayConfig {
     private final Duration idlePollMin;
     private final Duration idlePollMax;
     private final Duration linger;
+    private final Duration positionWriteInterval;
     private final int maxAttempts;
     private final Duration backoffBase;
     private final Duration backoffMax;
@@ -46,6 +47,7 @@ public final class OutboxRelayConfig {
         this.idlePollMin = b.idlePollMin;
         this.idlePollMax = b.idlePollMax;
         this.linger = b.linger;
+        this.positionWriteInterval = b.positionWriteInterval;
         this.maxAttempts = b.maxAttempts;
         this.backoffBase = b.backoffBase;
         this.backoffMax = b.backoffMax;
@@ -126,6 +128,7 @@ public final class OutboxRelayConfig {
         copy.idlePollMin = idlePollMin;
         copy.idlePollMax = idlePollMax;
         copy.linger = linger;
+        copy.positionWriteInterval = positionWriteInterval;
         copy.maxAttempts = maxAttempts;
         copy.backoffBase = backoffBase;
         copy.backoffMax = backoffMax;
@@ -150,6 +153,18 @@ public final class OutboxRelayConfig {
      */
     public Duration linger() {
         return linger;
+    }
+
+    /**
+     * Longest time a relay keeping up with a steady stream goes without writing its positions. A page
+     * that ends its batch with every event published moves the positions in memory; they are written
+     * once this has passed since the last write, when a read finds nothing new, before partitions are
+     * released, and with any event moved to outbox_retries. A crash loses at most the positions of this
+     * long: the next owner publishes those events again (at least once; consumers drop them by message
+     * id). Zero writes after every page.
+     */
+    public Duration positionWriteInterval() {
+        return positionWriteInterval;
     }
 
     /** Publish attempts after which a failing event is dead-lettered with its last error. */
@@ -182,7 +197,8 @@ public final class OutboxRelayConfig {
                 + ", batchSize=" + batchSize + ", maxEventsPerKey=" + maxEventsPerKey
                 + ", leaseDuration=" + leaseDuration + ", renewalInterval=" + renewalInterval
                 + ", publishTimeout=" + publishTimeout + ", idlePollMin=" + idlePollMin
-                + ", idlePollMax=" + idlePollMax + ", linger=" + linger + ", maxAttempts=" + maxAttempts
+                + ", idlePollMax=" + idlePollMax + ", linger=" + linger + ", positionWriteInterval=" + positionWriteInterval
+                + ", maxAttempts=" + maxAttempts
                 + ", backoffBase=" + backoffBase + ", backoffMax=" + backoffMax + "}";
     }
 
@@ -205,6 +221,7 @@ public final class OutboxRelayConfig {
         private Duration idlePollMin = Duration.ofMillis(50);
         private Duration idlePollMax = Duration.ofSeconds(1);
         private Duration linger = Duration.ofMillis(10);
+        private Duration positionWriteInterval = Duration.ofMillis(100);
         private int maxAttempts = 20;
         private Duration backoffBase = Duration.ofSeconds(1);
         private Duration backoffMax = Duration.ofMinutes(5);
@@ -291,6 +308,16 @@ public final class OutboxRelayConfig {
             return this;
         }
 
+        /**
+         * Longest time between position writes while the relay keeps up, 0 to 10 s and less than the
+         * lease; default 100 ms. Each write updates every partition row it moved; what a crash costs is
+         * a republication of at most this long of the stream. 0 writes after every page.
+         */
+        public Builder positionWriteInterval(Duration positionWriteInterval) {
+            this.positionWriteInterval = positionWriteInterval;
+            return this;
+        }
+
         /** Attempts before dead-lettering, 1 to 1000; default 20. */
         public Builder maxAttempts(int maxAttempts) {
             this.maxAttempts = maxAttempts;
@@ -327,6 +354,11 @@ public final class OutboxRelayConfig {
             requireBetween("idlePollMin", idlePollMin, Duration.ofMillis(1), Duration.ofHours(1));
             requireBetween("idlePollMax", idlePollMax, idlePollMin, Duration.ofHours(1));
             requireBetween("linger", linger, Duration.ZERO, Duration.ofSeconds(1));
+            requireBetween("positionWriteInterval", positionWriteInterval, Duration.ZERO, Duration.ofSeconds(10));
+            if (positionWriteInterval.compareTo(leaseDuration) >= 0) {
+                throw new IllegalArgumentException("positionWriteInterval (" + positionWriteInterval + ") must be shorter than"
+                        + " leaseDuration (" + leaseDuration + "), so that positions are written under the lease they were read with");
+            }
             requireBetween("backoffBase", backoffBase, Duration.ofMillis(1), Duration.ofDays(7));
             requireBetween("backoffMax", backoffMax, backoffBase, Duration.ofDays(7));
             Duration needed = renewalInterval.plus(publishTimeout).plus(leaseDuration.dividedBy(10));

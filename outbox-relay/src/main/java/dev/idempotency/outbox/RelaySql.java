@@ -243,19 +243,19 @@ final class RelaySql {
             """;
 
     /**
-     * Moves the positions of the partitions this instance still holds (fenced like every write):
-     * :dones says the partition's whole batch is consumed, so consumed_snapshot = :hi; otherwise
-     * batch_snapshot = :hi and batch_cursor = the partition's cursor. Returns the partitions that
-     * passed the fence. The relay's only write after a page whose events all went out.
+     * Writes the positions of the partitions this instance still holds (fenced like every write): per
+     * partition its consumed snapshot, and its batch snapshot and cursor (both NULL between batches).
+     * Returns the partitions that passed the fence. The relay's only write after pages whose events all
+     * went out.
      * Locks: the held partition rows (their position) for this one autocommit statement. Nothing in
      * outbox_events is written.
      */
     private static final String ADVANCE = """
             UPDATE <schema>.outbox_relay_partitions p
-            SET consumed_snapshot = CASE WHEN s.done THEN CAST(:hi AS pg_snapshot) ELSE p.consumed_snapshot END,
-                batch_snapshot = CASE WHEN s.done THEN NULL ELSE CAST(:hi AS pg_snapshot) END,
-                batch_cursor = CASE WHEN s.done THEN NULL ELSE s.cursor END
-            FROM unnest(:partitionNos, :cursors, :dones) AS s(partition_no, cursor, done)
+            SET consumed_snapshot = CAST(s.consumed AS pg_snapshot),
+                batch_snapshot = CAST(s.batch AS pg_snapshot),
+                batch_cursor = s.cursor
+            FROM unnest(:partitionNos, :consumed, :batches, :cursors) AS s(partition_no, consumed, batch, cursor)
             JOIN held ON held.partition_no = s.partition_no
             WHERE p.partition_no = s.partition_no""";
 

@@ -48,6 +48,11 @@ class OutboxRelayConfigTest {
                 .startsWith("idlePollMax must be"));
         assertTrue(rejection(b -> b.linger(Duration.ofMillis(-1))).startsWith("linger must be between PT0S and PT1S"));
         assertTrue(rejection(b -> b.linger(Duration.ofSeconds(2))).startsWith("linger must be"));
+        assertTrue(rejection(b -> b.positionWriteInterval(Duration.ofMillis(-1)))
+                .startsWith("positionWriteInterval must be between PT0S and PT10S"));
+        assertTrue(rejection(b -> b.leaseDuration(Duration.ofSeconds(5)).renewalInterval(Duration.ofSeconds(1))
+                .publishTimeout(Duration.ofSeconds(1)).positionWriteInterval(Duration.ofSeconds(5)))
+                .startsWith("positionWriteInterval (PT5S) must be shorter than leaseDuration (PT5S)"));
         assertTrue(rejection(b -> b.backoffBase(Duration.ofMinutes(10)).backoffMax(Duration.ofMinutes(5)))
                 .startsWith("backoffMax must be"));
         assertEquals("publishTimeout", assertThrows(NullPointerException.class,

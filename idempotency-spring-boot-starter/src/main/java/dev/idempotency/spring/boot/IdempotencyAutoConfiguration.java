@@ -151,7 +151,7 @@ public class IdempotencyAutoConfiguration {
             IdempotencyProperties.Relay relay = properties.relay();
             OutboxRelayConfig.Builder config = OutboxRelayConfig.builder().schema(properties.schema())
                     .partitions(relay.partitions()).batchSize(relay.batchSize()).idlePollMax(relay.idlePollMax())
-                    .linger(relay.linger());
+                    .linger(relay.linger()).positionWriteInterval(relay.positionWriteInterval());
             if (!relay.instanceId().isEmpty()) {
                 config.instanceId(relay.instanceId());
             }

@@ -107,6 +107,8 @@ public record IdempotencyProperties(
      * @param idlePollMax the longest pause between polls when the outbox is idle
      * @param linger the least time between two reads while the relay keeps up with a steady stream
      *               (see {@code OutboxRelayConfig.linger()}); 0 reads again at once
+     * @param positionWriteInterval the longest time between position writes while the relay keeps up
+     *               (see {@code OutboxRelayConfig.positionWriteInterval()}); 0 writes after every page
      * @param metricsRefreshInterval how often the backlog and dead-letter gauges are read from the database
      */
     public record Relay(
@@ -118,6 +120,7 @@ public record IdempotencyProperties(
             @DefaultValue("100") int batchSize,
             @DefaultValue("1s") Duration idlePollMax,
             @DefaultValue("10ms") Duration linger,
+            @DefaultValue("100ms") Duration positionWriteInterval,
             @DefaultValue("10s") Duration metricsRefreshInterval) {
     }
 }

@@ -94,6 +94,13 @@ final class RunCommand implements Callable<Integer> {
                     + " 0ms reads again at once (env OUTBOX_LINGER; default 10ms).")
     Duration linger;
 
+    @Option(names = "--position-write-interval", defaultValue = "${env:OUTBOX_POSITION_WRITE_INTERVAL}",
+            converter = DurationConverter.class,
+            description = "Longest time between position writes while the relay keeps up, 0 to 10s; after a crash the"
+                    + " events of at most this long are published again; 0ms writes after every page"
+                    + " (env OUTBOX_POSITION_WRITE_INTERVAL; default 100ms).")
+    Duration positionWriteInterval;
+
     @Option(names = "--sweep-interval", defaultValue = "${env:OUTBOX_SWEEP_INTERVAL:-30s}", converter = DurationConverter.class,
             description = "Pause between sweeps, at least 10ms (env OUTBOX_SWEEP_INTERVAL; default: ${DEFAULT-VALUE}).")
     Duration sweepInterval;
@@ -211,6 +218,9 @@ final class RunCommand implements Callable<Integer> {
         }
         if (linger != null) {
             builder.linger(linger);
+        }
+        if (positionWriteInterval != null) {
+            builder.positionWriteInterval(positionWriteInterval);
         }
         return builder.build();
     }

@@ -305,8 +305,14 @@ class PaymentsServiceHttpTest {
             }
             assertThat(found).as("payment %s's event reached the queue", paymentId).isTrue();
         }
-        assertThat(count("SELECT count(*) FROM " + SCHEMA + ".outbox_events e JOIN " + SCHEMA + ".outbox_event_states s ON s.id = e.id "
-                + "WHERE s.status = 'published' AND (e.payload->>'paymentId')::bigint = ?", paymentId)).isEqualTo(1);
+        // The relay writes its position after the publication (at most positionWriteInterval later).
+        String published = "SELECT count(*) FROM " + SCHEMA + ".outbox_events e JOIN " + SCHEMA + ".outbox_event_states s"
+                + " ON s.id = e.id WHERE s.status = 'published' AND (e.payload->>'paymentId')::bigint = ?";
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (count(published, paymentId) == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(count(published, paymentId)).isEqualTo(1);
     }
 
 }
