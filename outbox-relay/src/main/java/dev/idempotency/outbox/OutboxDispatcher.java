@@ -287,7 +287,8 @@ final class OutboxDispatcher {
 
     /**
      * Writes the positions moved in memory and not yet written ({@link OutboxRelayConfig#positionWriteInterval()}):
-     * before partitions are released or the relay stops, so that their next owner goes on from there.
+     * when a read finds nothing, and before partitions are released or the relay stops, so that their next
+     * owner goes on from there.
      */
     void writePositions() {
         dropFenced(leases.updatingPartitionRows(positions::flush));

@@ -277,13 +277,12 @@ final class OutboxPositions {
      * (publishing again what it published since), so no copy to outbox_retries is ever skipped.
      */
     private Map<Integer, Long> write(Moved moved) {
-        List<Integer> partitionNos = new ArrayList<>(unwritten.keySet());
-        List<Long> epochs = new ArrayList<>();
+        Map<Integer, Long> claimed = new LinkedHashMap<>();
         List<String> consumed = new ArrayList<>();
         List<String> batches = new ArrayList<>();
         List<Long> cursors = new ArrayList<>();
-        unwritten.values().forEach(position -> {
-            epochs.add(position.epoch());
+        unwritten.forEach((p, position) -> {
+            claimed.put(p, position.epoch());
             consumed.add(position.consumed());
             batches.add(position.batch());
             cursors.add(position.cursor());
@@ -294,8 +293,8 @@ final class OutboxPositions {
                 // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
                 var query = h.createQuery(moved.ids.isEmpty() ? settlePage : settlePageWithRetries)
                         .bind("instance", instanceId)
-                        .bindArray("partitionNos", Integer.class, partitionNos)
-                        .bindArray("epochs", Long.class, epochs)
+                        .bindArray("partitionNos", Integer.class, List.copyOf(claimed.keySet()))
+                        .bindArray("epochs", Long.class, List.copyOf(claimed.values()))
                         .bindArray("consumed", String.class, consumed)
                         .bindArray("batches", String.class, batches)
                         .bindArray("cursors", Long.class, cursors);
@@ -315,10 +314,6 @@ final class OutboxPositions {
             throw e;
         }
         lastWriteNanos = System.nanoTime();
-        Map<Integer, Long> claimed = new LinkedHashMap<>();
-        for (int i = 0; i < partitionNos.size(); i++) {
-            claimed.put(partitionNos.get(i), epochs.get(i));
-        }
         unwritten.clear();
         Map<Integer, Long> lost = RetryQueue.fenced(claimed, held);
         lost.forEach((p, epoch) -> {
