@@ -1,5 +1,7 @@
 package dev.idempotency.outbox;
 
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -10,8 +12,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.mapper.RowMapper;
+import org.jdbi.v3.core.result.ResultBearing;
+import org.jdbi.v3.core.result.ResultProducer;
 import org.jdbi.v3.core.statement.Query;
 
 /**
@@ -50,6 +55,17 @@ final class OutboxPositions {
         static final Page NONE = new Page(null, Map.of(), List.of(), false, 0, Map.of(), false);
     }
 
+    /** The rows of a statement string that starts with {@link RelaySql#INDEX_READS}: its second result. */
+    private static final ResultProducer<ResultBearing> SECOND_RESULT = (executed, ctx) -> {
+        PreparedStatement statement = executed.get();
+        if (!statement.getMoreResults()) {
+            throw new IllegalStateException("a read sent after " + RelaySql.INDEX_READS + " returned no rows of its own");
+        }
+        ResultSet rows = statement.getResultSet();
+        ctx.addCleanable(rows::close);
+        return ResultBearing.of(() -> rows, ctx);
+    };
+
     private final Jdbi jdbi;
     private final String instanceId;
     private final int partitions;
@@ -57,7 +73,8 @@ final class OutboxPositions {
     private final int maxEventsPerKey;
     private final String positionsSql;
     private final String diffStart;
-    private final String diffPage;
+    private final String diffStartByIndex;
+    private final String diffPageByIndex;
     private final String settlePage;
     private final String settlePageWithRetries;
     private final long writeIntervalNanos;
@@ -78,7 +95,8 @@ final class OutboxPositions {
         this.writeIntervalNanos = config.positionWriteInterval().toNanos();
         this.positionsSql = sql.positions;
         this.diffStart = sql.diffStart;
-        this.diffPage = sql.diffPage;
+        this.diffStartByIndex = sql.diffStartByIndex;
+        this.diffPageByIndex = sql.diffPageByIndex;
         this.settlePage = sql.settlePage;
         this.settlePageWithRetries = sql.settlePageWithRetries;
     }
@@ -118,21 +136,22 @@ final class OutboxPositions {
         });
         List<String> hi = new ArrayList<>(1);
         ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
-        // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
-        // values (a sequential scan) is the right one, and planning is small beside a full page.
-        List<EventRow> rows = readEvents(diffStart, backlog, query -> query
+        UnaryOperator<Query> bind = query -> query
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bind("xmax", bounds.xmax())
                 .bindArray("xip", String.class, bounds.xip())
-                .bind("limit", batchSize + 1)
-                .map((rs, ctx) -> {
-                    if (hi.isEmpty()) {
-                        hi.add(rs.getString("hi"));
-                    }
-                    return EventRow.read(rs);
-                })
-                .list());
+                .bind("limit", batchSize + 1);
+        RowMapper<EventRow> rowsAndHi = (rs, ctx) -> {
+            if (hi.isEmpty()) {
+                hi.add(rs.getString("hi"));
+            }
+            return EventRow.read(rs);
+        };
+        // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
+        // values (a sequential scan) is the right one, and planning is small beside a full page.
+        List<EventRow> rows = backlog ? readPlannedAtEachCall(diffStart, bind, rowsAndHi)
+                : readByIndex(diffStartByIndex, bind, rowsAndHi);
         // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
         return rows.isEmpty() ? Page.NONE : page(hi.get(0), group, rows, leases, false);
     }
@@ -146,31 +165,27 @@ final class OutboxPositions {
             los[p] = position.consumed();
             cursors[p] = position.cursor();
         });
-        List<EventRow> rows = readEvents(diffPage, false, query -> query
+        List<EventRow> rows = readByIndex(diffPageByIndex, query -> query
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bindArray("cursors", Long.class, Arrays.asList(cursors))
                 .bind("hi", hi)
-                .bind("limit", batchSize + 1)
-                .map((rs, ctx) -> EventRow.read(rs))
-                .list());
+                .bind("limit", batchSize + 1), (rs, ctx) -> EventRow.read(rs));
         return page(hi, group, rows, leases, true);
     }
 
+    /** Runs a read of events planned at each call ({@link PlannedAtEachCall}), for the sizes of that moment. */
+    private List<EventRow> readPlannedAtEachCall(String sql, UnaryOperator<Query> bind, RowMapper<EventRow> mapper) {
+        return jdbi.withHandle(h -> bind.apply(h.createQuery(sql)).addCustomizer(PlannedAtEachCall.INSTANCE).map(mapper).list());
+    }
+
     /**
-     * Runs a read of events: planned at each call ({@link PlannedAtEachCall}), or in a transaction after
-     * {@link RelaySql#INDEX_READS}, so the plan PostgreSQL caches uses the outbox's indexes whatever a
-     * generation's statistics say (two round trips more: the setting, the COMMIT; planning each read of a
-     * relay that is caught up cost more).
+     * Runs a read sent after {@link RelaySql#INDEX_READS} in one statement string ({@code sqlByIndex}), so
+     * the plan PostgreSQL caches uses the outbox's indexes whatever a generation's statistics say, in one
+     * round trip and no transaction of the relay's own.
      */
-    private List<EventRow> readEvents(String sql, boolean plannedAtEachCall, Function<Query, List<EventRow>> bindAndRun) {
-        if (plannedAtEachCall) {
-            return jdbi.withHandle(h -> bindAndRun.apply(h.createQuery(sql).addCustomizer(PlannedAtEachCall.INSTANCE)));
-        }
-        return jdbi.inTransaction(h -> {
-            h.execute(RelaySql.INDEX_READS);
-            return bindAndRun.apply(h.createQuery(sql));
-        });
+    private List<EventRow> readByIndex(String sqlByIndex, UnaryOperator<Query> bind, RowMapper<EventRow> mapper) {
+        return jdbi.withHandle(h -> bind.apply(h.createQuery(sqlByIndex)).execute(SECOND_RESULT).map(mapper).list());
     }
 
     /**

@@ -147,16 +147,19 @@ final class RelaySql {
                              AND r.partition_key = e.partition_key) AS held_back""";
 
     /**
-     * Sent in the read's transaction before each page walk ({@link #DIFF_PAGE}) and each first read of a
-     * relay that is caught up ({@link #DIFF_START}): sequential scans are planned only where nothing else
-     * can run. A generation starts empty after each rotation; a plan PostgreSQL cached after autovacuum
-     * analyzed a few dozen of its rows scanned every generation whole, for the candidates and again per
-     * row of the page, and stayed in use while the table grew until the next analyze (minutes, millions of
-     * events). Those reads find few rows, which the indexes (txid, primary key, retries by key) serve at
-     * any size. Behind a backlog the first read is planned at each call instead ({@code OutboxPositions}):
-     * with most of a generation to read, a sequential scan is the faster plan. Locks: none.
+     * Sent before each page walk ({@link #DIFF_PAGE}) and each first read of a relay that is caught up
+     * ({@link #DIFF_START}), in the same statement string: sequential scans are planned only where nothing
+     * else can run. A generation starts empty after each rotation; a plan PostgreSQL cached after
+     * autovacuum analyzed a few dozen of its rows scanned every generation whole, for the candidates and
+     * again per row of the page, and stayed in use while the table grew until the next analyze (minutes,
+     * millions of events). Those reads find few rows, which the indexes (txid, primary key, retries by key)
+     * serve at any size. Behind a backlog the first read is planned at each call instead ({@code
+     * OutboxPositions}): with most of a generation to read, a sequential scan is the faster plan.
+     * set_config(..., true) rather than SET LOCAL: the two statements travel in one flush with one Sync,
+     * so they share one implicit transaction, which SET LOCAL would warn about (and set all the same); the
+     * setting ends with it. Its result, one row, is the first of the string's two. Locks: none.
      */
-    static final String INDEX_READS = "SET LOCAL enable_seqscan = off";
+    static final String INDEX_READS = "SELECT set_config('enable_seqscan', 'off', true)";
 
     /**
      * The positions of the given partitions, as stored.
@@ -178,7 +181,7 @@ final class RelaySql {
      * the lowest xmax, so the two ranges are disjoint index scans joined by UNION ALL (written as one
      * OR, PostgreSQL 15 scanned every generation table). The candidates are materialized narrow before
      * the sort, and only the page's rows are fetched whole, each by its primary key. Caught up, sent after
-     * {@link #INDEX_READS}, so the plan PostgreSQL caches for it is that one whatever the statistics say.
+     * {@link #INDEX_READS}, so the plan PostgreSQL caches for it is that one whatever the statistics say ({@link #diffStartByIndex}).
      * Locks: none; a plain read at the statement's snapshot.
      */
     private static final String DIFF_START = """
@@ -208,7 +211,7 @@ final class RelaySql {
      * The next page of a batch under way: events visible in its snapshot :hi and not in their
      * partition's consumed snapshot (:los), past their partition's cursor (:cursors; NULL for
      * partitions not read), the first :limit in id order. It walks the primary key from the lowest cursor
-     * (sent after {@link #INDEX_READS}, so also with statistics of a smaller generation).
+     * (sent after {@link #INDEX_READS}, so also with statistics of a smaller generation: {@link #diffPageByIndex}).
      * Locks: none; a plain read.
      */
     private static final String DIFF_PAGE = """
@@ -485,7 +488,10 @@ final class RelaySql {
     final String outboxTableShape;
     final String positions;
     final String diffStart;
-    final String diffPage;
+    /** {@link #INDEX_READS}, then {@link #DIFF_START}: one string, one round trip, the rows in its second result. */
+    final String diffStartByIndex;
+    /** {@link #INDEX_READS}, then {@link #DIFF_PAGE}, as {@link #diffStartByIndex}. */
+    final String diffPageByIndex;
     final String settlePage;
     final String settlePageWithRetries;
     final String pendingRetryKeys;
@@ -512,7 +518,8 @@ final class RelaySql {
         this.outboxTableShape = OUTBOX_TABLE_SHAPE.replace("<schema>", quoted);
         this.positions = POSITIONS.replace("<schema>", quoted);
         this.diffStart = DIFF_START.replace("<schema>", quoted);
-        this.diffPage = DIFF_PAGE.replace("<schema>", quoted);
+        this.diffStartByIndex = INDEX_READS + ";\n" + diffStart;
+        this.diffPageByIndex = INDEX_READS + ";\n" + DIFF_PAGE.replace("<schema>", quoted);
         this.settlePage = SETTLE_PAGE.replace("<schema>", quoted);
         this.settlePageWithRetries = SETTLE_PAGE_WITH_RETRIES.replace("<schema>", quoted);
         this.pendingRetryKeys = PENDING_RETRY_KEYS.replace("<schema>", quoted);
