@@ -155,14 +155,11 @@ final class RelaySql {
      * millions of events). Those reads find few rows, which the indexes (txid, primary key, retries by key)
      * serve at any size. Behind a backlog the first read is planned at each call instead ({@code
      * OutboxPositions}): with most of a generation to read, a sequential scan is the faster plan.
-     * The plan is also forced generic: with statistics from a drained backlog written in one transaction
-     * (one txid value), PostgreSQL judged the generic plan dearer than a custom one and planned the read
-     * at every call, 0.7 ms of planning beside 0.23 ms of execution.
      * set_config(..., true) rather than SET LOCAL: the two statements travel in one flush with one Sync,
      * so they share one implicit transaction, which SET LOCAL would warn about (and set all the same); the
-     * settings end with it. Its result, one row, is the first of the string's two. Locks: none.
+     * setting ends with it. Its result, one row, is the first of the string's two. Locks: none.
      */
-    static final String INDEX_READS = "SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)";
+    static final String INDEX_READS = "SELECT set_config('enable_seqscan', 'off', true)";
 
     /**
      * The positions of the given partitions, as stored.

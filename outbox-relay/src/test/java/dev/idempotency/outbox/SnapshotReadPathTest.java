@@ -3,7 +3,6 @@ package dev.idempotency.outbox;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
@@ -214,41 +213,6 @@ class SnapshotReadPathTest {
                     }
                 }
             }
-        }
-    }
-
-    @Test
-    void aCaughtUpRelayKeepsOnePlanForItsReadsAfterADrainedBacklogLeftItsStatistics() throws Exception {
-        // A backlog written in one transaction and analyzed, as after a bulk load or an outage: the
-        // generation's statistics know one txid, and they stay after its events are gone.
-        outbox.execute("ALTER TABLE outbox_events_0 SET (autovacuum_enabled = off)");
-        outbox.insertMany("t", "orders", "backlog", 20_000);
-        outbox.execute("ANALYZE outbox_events_0, outbox_events_1, outbox_events_2");
-        outbox.execute("TRUNCATE outbox_events");
-        try (HikariDataSource pool = outbox.newPool(2)) {
-            try (OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").build()).build()) {
-                relay.start();
-                for (int i = 0; i < 100; i++) {
-                    outbox.insertMany("t", "orders", "k" + (i % 5), 3);
-                    Thread.sleep(10);
-                }
-                OutboxFixture.await("the stream published", Duration.ofSeconds(30), () -> outbox.count("status = 'published'") == 300);
-            }
-            // The relay's connections keep the statements pgjdbc prepared on them, with PostgreSQL's plan counts.
-            long[] plans = new long[2];
-            try (Connection first = pool.getConnection(); Connection second = pool.getConnection()) {
-                for (Connection connection : List.of(first, second)) {
-                    try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery(
-                            "SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0) FROM pg_prepared_statements"
-                                    + " WHERE statement LIKE '%pg_current_snapshot()%'")) {
-                        rs.next();
-                        plans[0] += rs.getLong(1);
-                        plans[1] += rs.getLong(2);
-                    }
-                }
-            }
-            assertTrue(plans[0] > 0, "the caught-up first reads ran on a prepared generic plan (custom plans: " + plans[1] + ")");
-            assertEquals(0, plans[1], "first reads planned again for their values (generic plans: " + plans[0] + ")");
         }
     }
 
