@@ -5,9 +5,9 @@ import dev.idempotency.core.Outcome;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.BrokenBarrierException;
-import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Phaser;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -61,10 +61,12 @@ final class DuplicateStorm implements Section {
                     + "(max_connections minus reserved minus those in use); free some");
         }
         int apart = Math.min(PROCESSES_APART, callers);
+        // Per cell, each run's p99 of how long after a round began its last caller started its call.
+        List<List<Double>> releaseSpreads = List.of(new ArrayList<>(), new ArrayList<>());
         List<Measurement> measured = run.interleaved(List.of(
-                new BenchmarkRun.Cell("storm", callers, () -> storm(run, callers, connections, 1)),
+                new BenchmarkRun.Cell("storm", callers, () -> storm(run, callers, connections, 1, releaseSpreads.get(0))),
                 new BenchmarkRun.Cell("storm across " + apart + " executors", callers,
-                        () -> storm(run, callers, connections, apart))));
+                        () -> storm(run, callers, connections, apart, releaseSpreads.get(1)))));
         List<ResultRow> rows = new ArrayList<>();
         for (int i = 0; i < measured.size(); i++) {
             Measurement m = measured.get(i);
@@ -72,7 +74,8 @@ final class DuplicateStorm implements Section {
             rows.add(new ResultRow(title(), callers + " callers, one key, " + where + ": last replay after winner returns"
                     + (connections < callers ? " (" + connections + " connections)" : ""), callers, null,
                     m.p50Millis(), m.p99Millis(), null,
-                    m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : ""),
+                    m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : "")
+                            + "; all callers started within " + Targets.format(median(releaseSpreads.get(i))) + " ms (p99)",
                     Targets.verdict(m.p99Millis() < LAST_REPLAY_CEILING_MILLIS && m.errors() == 0,
                             "p99 < " + (long) LAST_REPLAY_CEILING_MILLIS + " ms, 0 errors")));
         }
@@ -82,8 +85,21 @@ final class DuplicateStorm implements Section {
         return rows;
     }
 
-    /** {@code callers} over {@code processes} executors, each with a pool of its own (a share of {@code connections}). */
-    private static Measurement storm(BenchmarkRun run, int callers, int connections, int processes) throws Exception {
+    private static double median(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> sorted = values.stream().sorted().toList();
+        int middle = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
+    }
+
+    /**
+     * {@code callers} over {@code processes} executors, each with a pool of its own (a share of
+     * {@code connections}); adds the run's release spread (p99, ms) to {@code releaseSpreads}.
+     */
+    private static Measurement storm(BenchmarkRun run, int callers, int connections, int processes,
+                                     List<Double> releaseSpreads) throws Exception {
         List<HikariDataSource> pools = new ArrayList<>();
         try {
             List<PostgresIdempotentExecutor> executors = new ArrayList<>();
@@ -95,17 +111,27 @@ final class DuplicateStorm implements Section {
                 pools.add(pool);
                 executors.add(PostgresIdempotentExecutor.builder(pool).config(run.executorConfig()).build());
             }
-            return storm(run, callers, executors);
+            Rounds rounds = storm(run, callers, executors);
+            releaseSpreads.add(rounds.releaseSpreadP99Millis());
+            return rounds.result();
         } finally {
             pools.forEach(HikariDataSource::close);
         }
     }
 
-    private static Measurement storm(BenchmarkRun run, int callers, List<PostgresIdempotentExecutor> executors) throws Exception {
+    private static Rounds storm(BenchmarkRun run, int callers, List<PostgresIdempotentExecutor> executors) throws Exception {
         String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
         Duration warmup = run.warmup("storm").least();
         Rounds rounds = new Rounds(callers, System.nanoTime() + warmup.toNanos(), run.settings().window().toNanos());
-        CyclicBarrier barrier = new CyclicBarrier(callers, rounds::next);
+        // A Phaser, not a CyclicBarrier: a CyclicBarrier's waiters leave one by one through its lock, so with
+        // 200 callers on two cores the last left milliseconds after the first, after the winner had returned.
+        Phaser barrier = new Phaser(callers) {
+            @Override
+            protected boolean onAdvance(int phase, int parties) {
+                rounds.next();
+                return false;
+            }
+        };
         List<Thread> threads = new ArrayList<>();
         AtomicReference<Exception> stuck = new AtomicReference<>();
         for (int i = 0; i < callers; i++) {
@@ -114,11 +140,14 @@ final class DuplicateStorm implements Section {
             Thread thread = new Thread(() -> {
                 try {
                     while (true) {
-                        barrier.await(BARRIER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                        if (barrier.awaitAdvanceInterruptibly(barrier.arrive(), BARRIER_TIMEOUT_SECONDS, TimeUnit.SECONDS) < 0) {
+                            return; // another caller timed out and ended the storm
+                        }
                         String key = rounds.key;
                         if (key == null) {
                             return;
                         }
+                        rounds.started(index);
                         try {
                             Outcome<Long> outcome = PaymentCalls.executorPayment(executor, insertPayment, key);
                             rounds.record(index, outcome.replayed() ? REPLAY : FIRST_RUN, null);
@@ -128,9 +157,9 @@ final class DuplicateStorm implements Section {
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                } catch (BrokenBarrierException | TimeoutException e) {
+                } catch (TimeoutException e) {
                     stuck.compareAndSet(null, e);
-                    barrier.reset();
+                    barrier.forceTermination();
                 }
             }, "storm-caller-" + i);
             thread.setDaemon(true);
@@ -150,17 +179,20 @@ final class DuplicateStorm implements Section {
             throw new IllegalStateException("duplicate storm: callers stopped meeting at the barrier ("
                     + stuck.get() + "); a call may have hung", stuck.get());
         }
-        return rounds.result();
+        return rounds;
     }
 
     /**
      * The rounds' bookkeeping. The barrier runs {@link #next()} once all callers have returned from
-     * a round: it scores that round and hands out the next key (or null to stop). The barrier orders
+     * a round: it scores that round and hands out the next key (or null to stop). The phaser orders
      * these writes before the callers' reads, so plain fields suffice.
      */
     private static final class Rounds {
         private final int[] kinds;
         private final long[] returnedAt;
+        private final long[] startedAt;
+        /** Per measured round, how long after it began its last caller started its call. */
+        private final Histogram releaseSpread = Measurement.newLatencyHistogram();
         private final long measureFrom;
         private final long measureUntil;
         private final Histogram lastReplay = Measurement.newLatencyHistogram();
@@ -173,8 +205,13 @@ final class DuplicateStorm implements Section {
         Rounds(int callers, long measureFrom, long windowNanos) {
             this.kinds = new int[callers];
             this.returnedAt = new long[callers];
+            this.startedAt = new long[callers];
             this.measureFrom = measureFrom;
             this.measureUntil = measureFrom + windowNanos;
+        }
+
+        void started(int caller) {
+            startedAt[caller] = System.nanoTime();
         }
 
         void record(int caller, int kind, Exception error) {
@@ -229,7 +266,13 @@ final class DuplicateStorm implements Section {
                 }
             }
             lastReplay.recordValue(Math.max(1_000L, Math.min(last, lastReplay.getHighestTrackableValue())));
+            long lastStart = Arrays.stream(startedAt).max().orElse(roundStartedAt) - roundStartedAt;
+            releaseSpread.recordValue(Math.max(1_000L, Math.min(lastStart, releaseSpread.getHighestTrackableValue())));
             measuredRounds++;
+        }
+
+        double releaseSpreadP99Millis() {
+            return releaseSpread.getTotalCount() == 0 ? Double.NaN : releaseSpread.getValueAtPercentile(99) / 1e6;
         }
 
         Measurement result() {

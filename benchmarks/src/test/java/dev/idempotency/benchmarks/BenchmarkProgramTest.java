@@ -51,7 +51,8 @@ class BenchmarkProgramTest {
         assertTrue(run.output().indexOf("1 executor vs pgbench") < run.output().indexOf("4 duplicate storm"), run.output());
         List<String> storm = run.rows("4 duplicate storm");
         assertEquals(2, storm.size(), run.output());
-        assertTrue(storm.get(0).matches(".*one executor.* [1-9]\\d* rounds, 0 errors.*"), storm.get(0));
+        assertTrue(storm.get(0).matches(".*one executor.* [1-9]\\d* rounds, 0 errors; all callers started within \\d+\\.\\d\\d ms.*"),
+                storm.get(0));
         assertTrue(storm.get(1).matches(".*4 executors.* [1-9]\\d* rounds, 0 errors.*"), storm.get(1));
     }
 
