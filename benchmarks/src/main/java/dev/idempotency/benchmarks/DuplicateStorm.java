@@ -75,7 +75,7 @@ final class DuplicateStorm implements Section {
                     + (connections < callers ? " (" + connections + " connections)" : ""), callers, null,
                     m.p50Millis(), m.p99Millis(), null,
                     m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : "")
-                            + "; all callers started within " + Targets.format(median(releaseSpreads.get(i))) + " ms (p99)",
+                            + "; all callers started within " + Targets.format(Measurement.medianOf(releaseSpreads.get(i))) + " ms (p99)",
                     Targets.verdict(m.p99Millis() < LAST_REPLAY_CEILING_MILLIS && m.errors() == 0,
                             "p99 < " + (long) LAST_REPLAY_CEILING_MILLIS + " ms, 0 errors")));
         }
@@ -83,15 +83,6 @@ final class DuplicateStorm implements Section {
                 + "a duplicate that returns before the winner's thread records its own return counts as 0. Duplicates "
                 + "in the winner's executor wait for it in process; those of other executors wait on the key row in PostgreSQL.");
         return rows;
-    }
-
-    private static double median(List<Double> values) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> sorted = values.stream().sorted().toList();
-        int middle = sorted.size() / 2;
-        return sorted.size() % 2 == 1 ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
     }
 
     /**

@@ -51,8 +51,17 @@ record Measurement(long operations, double opsPerSecond, double p50Millis, doubl
     private static double median(List<Measurement> runs, ToDoubleFunction<Measurement> figure) {
         List<Double> values = new ArrayList<>();
         runs.forEach(m -> values.add(figure.applyAsDouble(m)));
-        values.sort(Comparator.naturalOrder());
-        int middle = values.size() / 2;
-        return values.size() % 2 == 1 ? values.get(middle) : (values.get(middle - 1) + values.get(middle)) / 2;
+        return medianOf(values);
+    }
+
+    /** The median of {@code values}; NaN when there are none. */
+    static double medianOf(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(Comparator.naturalOrder());
+        int middle = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
     }
 }
