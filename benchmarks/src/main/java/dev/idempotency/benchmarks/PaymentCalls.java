@@ -43,8 +43,15 @@ final class PaymentCalls {
 
     /** The executor's call with {@code key}: the payment row, one outbox event, the amount as result. */
     static Outcome<Long> executorPayment(PostgresIdempotentExecutor executor, String insertPayment, String key) {
+        return executorPayment(executor, insertPayment, key, () -> { });
+    }
+
+    /** {@link #executorPayment}, whose callback, if it runs, first runs {@code beforeInsert}. */
+    static Outcome<Long> executorPayment(PostgresIdempotentExecutor executor, String insertPayment, String key,
+                                         Runnable beforeInsert) {
         long amount = amount();
         return executor.run(key, TENANT, Long.class, tx -> {
+            beforeInsert.run();
             tx.handle().createUpdate(insertPayment).bind("tenant", TENANT).bind("amount", amount).execute();
             tx.outbox().publish(TOPIC, Long.toString(amount), Map.of("amount", amount));
             return amount;
