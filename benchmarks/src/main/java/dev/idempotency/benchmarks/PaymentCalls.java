@@ -6,7 +6,9 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.postgres.PostgresPlugin;
 
 /**
  * The business call every section measures, in its two Java forms: through the executor (one
@@ -39,6 +41,14 @@ final class PaymentCalls {
         if (outcome.replayed()) {
             throw new IllegalStateException("a fresh key " + key + " was replayed");
         }
+    }
+
+    /**
+     * A Jdbi for the cells that run the business insert without the executor, configured as the
+     * executor's is (with the PostgreSQL plugin), so that insert costs the same on every side.
+     */
+    static Jdbi jdbi(DataSource pool) {
+        return Jdbi.create(pool).installPlugin(new PostgresPlugin());
     }
 
     /** The executor's call with {@code key}: the payment row, one outbox event, the amount as result. */
@@ -80,7 +90,7 @@ final class PaymentCalls {
     static BenchmarkRun.Cell bareCell(BenchmarkRun run, int callers) {
         return new BenchmarkRun.Cell(BARE_CELL, callers, () -> {
             try (HikariDataSource pool = run.database().pool("bare-" + callers, callers)) {
-                Jdbi jdbi = Jdbi.create(pool);
+                Jdbi jdbi = jdbi(pool);
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
                 return ClosedLoopLoad.run("bare", callers, run.warmup(BARE_CELL), run.settings().window(),
                         () -> jdbi.useTransaction(h -> h.createUpdate(insertPayment)

@@ -73,7 +73,7 @@ final class RedisAlternative implements Section {
         poolConfig.setMaxWait(Duration.ofSeconds(30));
         try (JedisPool redisPool = new JedisPool(poolConfig, run.settings().redisUri());
              HikariDataSource pool = run.database().pool("redis-" + callers, callers)) {
-            Jdbi jdbi = Jdbi.create(pool);
+            Jdbi jdbi = PaymentCalls.jdbi(pool);
             String schema = run.database().schema();
             String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, schema);
             String insertEvent = BenchmarkSql.render(BenchmarkSql.INSERT_OUTBOX_EVENT, schema);
