@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An executor whose connections have prepared its statements on the server (pgjdbc does after five
- * uses) keeps working when V6 moves the keys table's rules to a domain under it: no call fails, and
+ * uses) keeps working when V6 moves the keys and outbox tables' rules to a domain under it: no call fails, and
  * results and failures stored before replay after.
  */
 @Timeout(60)

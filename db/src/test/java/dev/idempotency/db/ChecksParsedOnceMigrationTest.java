@@ -13,11 +13,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Upgrading to V6: the keys table's rules move to a domain and one table constraint, touching only the
- * catalog (the rows, the table's file and its indexes stay), and the table refuses every row it refused
- * before, on insert and on update.
+ * Upgrading to V6: the keys and outbox tables' rules move to a domain and one constraint per table,
+ * touching only the catalog (the rows, the tables' files and their indexes stay), and both tables refuse
+ * every row they refused before, on insert and on update.
  */
-class KeyChecksParsedOnceMigrationTest {
+class ChecksParsedOnceMigrationTest {
     private static final String VALID_ROWS = """
             INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, failure, lease_token, lease_expires_at, expires_at)
             VALUES ('t1', 'completed',       'completed',  '1', NULL, NULL, NULL, now() + interval '1 day'),
@@ -39,14 +39,22 @@ class KeyChecksParsedOnceMigrationTest {
             row("'t1'", "'k'", "'completed'", "'{\"code\": \"x\"}'", "NULL", "NULL"),
             row("'t1'", "'k'", "'failed'", "NULL", "NULL", "NULL"),
             row("'t1'", "'k'", "'processing'", "NULL", "7", "NULL"),
-            row("'t1'", "'k'", "'processing'", "NULL", "NULL", "now()"));
+            row("'t1'", "'k'", "'processing'", "NULL", "NULL", "now()"),
+            event("'t1'", "' '", "'p'", "'{}'"),
+            event("'t1'", "'payments'", "E'p\\x7f'", "'{}'"),
+            event("repeat('t', 256)", "'payments'", "'p'", "'{}'"),
+            event("''", "'payments'", "'p'", "'{}'"),
+            event("'t1'", "'payments'", "'p'", "'[]'"));
+
+    private static final String VALID_EVENT = event("'t1'", "'payments'", "'p1'", "'{}'");
 
     private static final List<String> REFUSED_UPDATES = List.of(
             "UPDATE idempotency_keys SET failure = '{\"code\": \"x\"}' WHERE idempotency_key = 'completed'",
             "UPDATE idempotency_keys SET failure = NULL WHERE idempotency_key = 'declined'",
             "UPDATE idempotency_keys SET status = 'done' WHERE idempotency_key = 'in progress'",
             "UPDATE idempotency_keys SET lease_expires_at = NULL WHERE idempotency_key = 'leased'",
-            "UPDATE idempotency_keys SET idempotency_key = E'k\\t' WHERE idempotency_key = 'completed'");
+            "UPDATE idempotency_keys SET idempotency_key = E'k\\t' WHERE idempotency_key = 'completed'",
+            "UPDATE outbox_events SET topic = E'pay\\nments' WHERE partition_key = 'p1'");
 
     @RegisterExtension
     final MigratedSchema schema = MigratedSchema.builder(MigratedSchema.Migration.NONE).prefix("v6").poolSize(2).build();
@@ -55,16 +63,20 @@ class KeyChecksParsedOnceMigrationTest {
     void theUpgradeKeepsTheRowsTheTableFileAndItsIndexes() throws SQLException {
         IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "5");
         schema.execute(VALID_ROWS);
-        List<String> rowsBefore = strings("SELECT k::text FROM idempotency_keys AS k ORDER BY idempotency_key");
+        schema.execute(VALID_EVENT);
+        List<String> rowsBefore = rows();
         List<String> filesBefore = files();
-        assertEquals(4, filesBefore.size(), "the table and its three indexes: " + filesBefore);
+        assertEquals(13, filesBefore.size(), "the keys table and its three indexes, the outbox's three generations and their two each: "
+                + filesBefore);
 
         IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 
-        assertEquals(rowsBefore, strings("SELECT k::text FROM idempotency_keys AS k ORDER BY idempotency_key"));
-        assertEquals(filesBefore, files(), "no rewrite of the table, no rebuild of an index");
-        assertEquals(List.of("idempotency_keys_row_valid"), strings("""
-                SELECT conname FROM pg_constraint WHERE conrelid = 'idempotency_keys'::regclass AND contype = 'c'"""));
+        assertEquals(rowsBefore, rows());
+        assertEquals(filesBefore, files(), "no rewrite of a table, no rebuild of an index");
+        assertEquals(List.of("idempotency_keys idempotency_keys_row_valid", "outbox_events outbox_events_message_id_set",
+                "outbox_events outbox_events_row_valid"), strings("""
+                SELECT conrelid::regclass || ' ' || conname FROM pg_constraint
+                WHERE conrelid IN ('idempotency_keys'::regclass, 'outbox_events'::regclass) AND contype = 'c' ORDER BY 1"""));
     }
 
     @Test
@@ -73,6 +85,7 @@ class KeyChecksParsedOnceMigrationTest {
         List<String> refusedBefore = refused(REFUSED_INSERTS);
         assertEquals(REFUSED_INSERTS, refusedBefore, "V5 refuses each of them");
         schema.execute(VALID_ROWS);
+        schema.execute(VALID_EVENT);
         assertEquals(REFUSED_UPDATES, refused(REFUSED_UPDATES), "V5 refuses each of them");
 
         IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
@@ -81,7 +94,9 @@ class KeyChecksParsedOnceMigrationTest {
         assertEquals(REFUSED_UPDATES, refused(REFUSED_UPDATES));
         schema.execute("DELETE FROM idempotency_keys");
         schema.execute(VALID_ROWS);
+        schema.execute(VALID_EVENT);
         assertEquals(6, strings("SELECT idempotency_key FROM idempotency_keys").size(), "every valid row is still accepted");
+        assertEquals(2, strings("SELECT id FROM outbox_events").size(), "every valid event is still accepted");
     }
 
     @Test
@@ -90,12 +105,24 @@ class KeyChecksParsedOnceMigrationTest {
 
         assertEquals(REFUSED_INSERTS, refused(REFUSED_INSERTS));
         schema.execute(VALID_ROWS);
+        schema.execute(VALID_EVENT);
         assertEquals(REFUSED_UPDATES, refused(REFUSED_UPDATES));
     }
 
     private static String row(String tenant, String key, String status, String failure, String leaseToken, String leaseExpiresAt) {
         return "INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, failure, lease_token, lease_expires_at, expires_at) "
                 + "VALUES (" + String.join(", ", tenant, key, status, failure, leaseToken, leaseExpiresAt) + ", now())";
+    }
+
+    private static String event(String tenant, String topic, String partitionKey, String headers) {
+        return "INSERT INTO outbox_events (tenant_id, topic, partition_key, payload, headers) VALUES ("
+                + String.join(", ", tenant, topic, partitionKey, "'{}'", headers) + ")";
+    }
+
+    private List<String> rows() throws SQLException {
+        List<String> rows = new ArrayList<>(strings("SELECT k::text FROM idempotency_keys AS k ORDER BY idempotency_key"));
+        rows.addAll(strings("SELECT e::text FROM outbox_events AS e ORDER BY id"));
+        return rows;
     }
 
     /** The statements PostgreSQL refused with check_violation (23514); each runs in its own transaction. */
@@ -117,7 +144,8 @@ class KeyChecksParsedOnceMigrationTest {
     private List<String> files() throws SQLException {
         return strings("""
                 SELECT relname || ' ' || pg_relation_filenode(oid) FROM pg_class
-                WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'idempotency_keys%' ORDER BY relname""");
+                WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'i')
+                  AND (relname LIKE 'idempotency_keys%' OR relname LIKE 'outbox_events%') ORDER BY relname""");
     }
 
     private List<String> strings(String sql) throws SQLException {
