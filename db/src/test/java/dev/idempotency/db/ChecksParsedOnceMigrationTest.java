@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idempotency.testing.MigratedSchema;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -149,13 +148,6 @@ class ChecksParsedOnceMigrationTest {
     }
 
     private List<String> strings(String sql) throws SQLException {
-        try (Connection c = schema.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            List<String> values = new ArrayList<>();
-            while (rs.next()) {
-                values.add(rs.getString(1));
-            }
-            return values;
-        }
+        return FirstColumn.of(schema.dataSource(), sql);
     }
 }
