@@ -26,7 +26,7 @@ class ChecksParsedOnceMigrationTest {
                    ('t1', 'unknown-outcome', 'failed',     NULL, '{"code": "lease_expired"}', 5, now() - interval '1 hour', now() + interval '1 day'),
                    ('tenant with spaces', 'ü ключ 鍵', 'completed', '2', NULL, NULL, NULL, now() + interval '1 day')""";
 
-    /** One row for each rule of V1's constraints, each breaking only that rule. */
+    /** One row for each rule of V5's constraints on the keys table and the outbox, each breaking only that rule. */
     private static final List<String> REFUSED_INSERTS = List.of(
             row("''", "'k'", "'completed'", "NULL", "NULL", "NULL"),
             row("'t1'", "'   '", "'completed'", "NULL", "NULL", "NULL"),
@@ -59,7 +59,7 @@ class ChecksParsedOnceMigrationTest {
     final MigratedSchema schema = MigratedSchema.builder(MigratedSchema.Migration.NONE).prefix("v6").poolSize(2).build();
 
     @Test
-    void theUpgradeKeepsTheRowsTheTableFileAndItsIndexes() throws SQLException {
+    void theUpgradeKeepsTheRowsTheTablesFilesAndTheirIndexes() throws SQLException {
         IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "5");
         schema.execute(VALID_ROWS);
         schema.execute(VALID_EVENT);
@@ -79,7 +79,7 @@ class ChecksParsedOnceMigrationTest {
     }
 
     @Test
-    void afterTheUpgradeTheTableRefusesEveryRowItRefusedBefore() throws SQLException {
+    void afterTheUpgradeBothTablesRefuseEveryRowTheyRefusedBefore() throws SQLException {
         IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "5");
         List<String> refusedBefore = refused(REFUSED_INSERTS);
         assertEquals(REFUSED_INSERTS, refusedBefore, "V5 refuses each of them");
