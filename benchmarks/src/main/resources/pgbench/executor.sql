@@ -5,7 +5,7 @@
 --   * NULL binds (no fingerprint, no lease) are written as NULL literals;
 --   * pgjdbc sends the claim, the savepoint and the key's read in one execution, with one Sync, and
 --     the completion and the COMMIT in another: two pipelines here;
---   * pgbench cannot bind a text[] value, so the one-element arrays are built with ARRAY[...].
+--   * pgbench cannot join strings, so the ordering key is concatenated in SQL; the Java side binds it joined.
 -- Variables set by the program with -D, to the values the Java side binds: tenant, waitbudget,
 -- retention, lockspace, topic, payload, headers, resulttype.
 \set a random(1, 100000)
@@ -38,23 +38,16 @@ WHERE tenant_id = :tenant AND idempotency_key = :k;
 \endpipeline
 -- the callback's business insert
 INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
--- CallbackRunner: COMPLETE_KEY_WITH_EVENTS and our COMMIT in one execution (ExecutorSql.completeKeyWithEventsAndCommit),
--- one flush: a pipeline here
+-- CallbackRunner: COMPLETE_KEY_WITH_ONE_EVENT (the callback emitted one event) and our COMMIT in one execution
+-- (ExecutorSql.Completions), one flush: a pipeline here
 \startpipeline
--- COMPLETE_KEY_WITH_EVENTS: ordering-key lock, the event (partition key = the amount) and the result; fails
+-- COMPLETE_KEY_WITH_ONE_EVENT: ordering-key lock, the event (partition key = the amount) and the result; fails
 -- unless it updated exactly the claimed row, so that the COMMIT after it commits nothing then
-WITH events AS (
+WITH event AS (
     INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
-    SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
-    FROM unnest(ARRAY[CAST(:topic AS text)], ARRAY[CAST(:a AS text)],
-                ARRAY[CAST(:payload AS text)], ARRAY[CAST(:headers AS text)])
-         WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
+    SELECT :tenant, :topic, CAST(:a AS text), CAST(:payload AS jsonb), CAST(:headers AS jsonb)
     WHERE (SELECT count(*)
-           FROM (SELECT pg_advisory_xact_lock(:lockspace, hash)
-                 FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
-                       FROM unnest(ARRAY[CAST(:tenant AS text) || '/' || CAST(:topic AS text) || '/' || CAST(:a AS text)]) AS ordering_key
-                       ORDER BY 1 OFFSET 0) AS ordered) AS locks) >= 0
-    ORDER BY e.n),
+           FROM (SELECT pg_advisory_xact_lock(:lockspace, hashtext(CAST(:tenant AS text) || '/' || CAST(:topic AS text) || '/' || CAST(:a AS text)))) AS locked) = 1),
 completed AS (
     UPDATE <schema>.idempotency_keys
     SET status = 'completed', result = CAST(:a AS jsonb), result_type = :resulttype, updated_at = now(),

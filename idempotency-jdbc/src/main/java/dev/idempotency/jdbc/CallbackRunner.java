@@ -141,16 +141,14 @@ final class CallbackRunner {
     /** Stores the result (and the outbox events) and ends the executor's part of the transaction ({@link #storeAndEnd}). */
     private void storeResult(Handle handle, String key, String tenant, TransactionOutbox outbox,
                              ResultCodec.StoredResult stored, TransactionOwner owner) {
-        boolean events = outbox.size() > 0;
+        int events = outbox.size();
         JdbcStatement.Binding binding = call -> {
             call.text("tenant", tenant).text("key", key).text("result", stored.json()).text("resultType", stored.typeName());
-            if (events) {
-                outbox.bindEvents(call);
-            }
+            outbox.bindEvents(call);
         };
         try {
-            storeAndEnd(handle, owner, events ? ExecutorSql.Completions::completeKeyWithEvents : ExecutorSql.Completions::completeKey,
-                    binding, () -> (events ? sql.completeKeyWithEvents : sql.completeKey).execute(handle.getConnection(), binding));
+            storeAndEnd(handle, owner, completions -> completions.completion(events),
+                    binding, () -> sql.completion(events).execute(handle.getConnection(), binding));
         } catch (RuntimeException e) {
             throw completionFailure(e, key, tenant);
         }

@@ -99,9 +99,22 @@ final class TransactionOutbox implements OutboxWriter {
 
     /**
      * Binds the buffered events, in emission order, onto the statement that stores the result and
-     * inserts them ({@link ExecutorSql#completeKeyWithEvents}).
+     * inserts them ({@link ExecutorSql#completion}): none, one as plain values, or several as arrays.
      */
     void bindEvents(JdbcStatement.Call completion) throws java.sql.SQLException {
+        if (events.isEmpty()) {
+            return;
+        }
+        completion.integer("lockSpace", ExecutorSql.OUTBOX_LOCK_SPACE);
+        if (events.size() == 1) {
+            Event event = events.get(0);
+            completion.text("orderingKey", event.orderingKey(tenant))
+                    .text("topic", event.topic())
+                    .text("partitionKey", event.partitionKey())
+                    .text("payload", event.payloadJson())
+                    .text("headers", event.headersJson());
+            return;
+        }
         List<String> orderingKeys = new ArrayList<>(events.size());
         List<String> topics = new ArrayList<>(events.size());
         List<String> partitionKeys = new ArrayList<>(events.size());
@@ -114,8 +127,7 @@ final class TransactionOutbox implements OutboxWriter {
             payloads.add(event.payloadJson());
             headers.add(event.headersJson());
         }
-        completion.integer("lockSpace", ExecutorSql.OUTBOX_LOCK_SPACE)
-                .textArray("orderingKeys", orderingKeys)
+        completion.textArray("orderingKeys", orderingKeys)
                 .textArray("topics", topics)
                 .textArray("partitionKeys", partitionKeys)
                 .textArray("payloads", payloads)

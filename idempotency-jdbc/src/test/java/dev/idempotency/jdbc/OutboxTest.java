@@ -20,6 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 @org.junit.jupiter.api.Timeout(60)
 class OutboxTest {
@@ -63,8 +65,10 @@ class OutboxTest {
         assertEquals(1, signals.get());
     }
 
-    @Test
-    void eventsKeepEveryCharacterOfTheirKeyPayloadAndHeadersThroughTheArraysTheyAreWrittenWith() throws Exception {
+    /** One event is written with plain values, several with arrays: both keep every character. */
+    @ParameterizedTest(name = "{0} event(s)")
+    @ValueSource(ints = {1, 2})
+    void eventsKeepEveryCharacterOfTheirKeyPayloadAndHeaders(int events) throws Exception {
         PostgresIdempotentExecutor executor = db.executor();
         String key = newKey();
         // The characters text[] literals quote or escape, and the word NULL, which must stay a word.
@@ -73,21 +77,27 @@ class OutboxTest {
 
         executor.run(key, "t1", tx -> {
             tx.outbox().publish("payments", partitionKey, Map.of("note", awkward), Map.of("trace", awkward));
-            tx.outbox().publish("payments", partitionKey, Map.of("n", 2));
+            if (events == 2) {
+                tx.outbox().publish("payments", partitionKey, Map.of("n", 2));
+            }
             return "ok";
         });
 
         List<Map<String, Object>> rows = db.outboxRows("t1", partitionKey);
-        assertEquals(2, rows.size());
+        assertEquals(events, rows.size());
         assertEquals(partitionKey, rows.get(0).get("partition_key"));
         assertEquals(awkward, JSON.readTree((String) rows.get(0).get("payload")).get("note").asText());
         assertEquals(awkward, JSON.readTree((String) rows.get(0).get("headers")).get("trace").asText());
-        assertEquals(2, JSON.readTree((String) rows.get(1).get("payload")).get("n").asInt());
-        assertEquals(0, JSON.readTree((String) rows.get(1).get("headers")).size());
+        if (events == 2) {
+            assertEquals(2, JSON.readTree((String) rows.get(1).get("payload")).get("n").asInt());
+            assertEquals(0, JSON.readTree((String) rows.get(1).get("headers")).size());
+        }
     }
 
-    @Test
-    void aWriterOfTheSameOrderingKeyWaitsForTheOtherToCommitSoIdsFollowCommitOrder() throws Exception {
+    /** One event and several take the ordering key's lock the same way. */
+    @ParameterizedTest(name = "{0} event(s)")
+    @ValueSource(ints = {1, 2})
+    void aWriterOfTheSameOrderingKeyWaitsForTheOtherToCommitSoIdsFollowCommitOrder(int events) throws Exception {
         PostgresIdempotentExecutor executor = db.executor();
         String key = newKey();
         String partitionKey = "order-" + key;
@@ -99,20 +109,31 @@ class OutboxTest {
                     .bind("space", ExecutorSql.OUTBOX_LOCK_SPACE).bind("orderingKey", "t1/orders/" + partitionKey)
                     .mapTo(String.class).one();
 
+            String idsDrawn = lastOutboxId();
             Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
-                tx.outbox().publish("orders", partitionKey, Map.of("n", 1));
+                for (int n = 1; n <= events; n++) {
+                    tx.outbox().publish("orders", partitionKey, Map.of("n", n));
+                }
                 return "ok";
             }));
             awaitAdvisoryLockWait();
             assertFalse(call.isDone());
             assertEquals(0, db.outboxEvents("t1", partitionKey));
+            // Ids are drawn after the lock (the sequence has CACHE 1, so each nextval moves it), else they could commit out of order.
+            assertEquals(idsDrawn, lastOutboxId(), "the waiting writer drew an outbox id before it held the ordering key's lock");
 
             otherWriter.commit();
             assertEquals("ok", call.get(30, TimeUnit.SECONDS).result());
-            assertEquals(1, db.outboxEvents("t1", partitionKey));
+            assertEquals(events, db.outboxEvents("t1", partitionKey));
         } finally {
             caller.shutdownNow();
         }
+    }
+
+    /** The outbox id sequence's position, which moves with every id drawn. */
+    private static String lastOutboxId() {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT last_value || '/' || is_called FROM outbox_events_id_seq")
+                .mapTo(String.class).one());
     }
 
     private static void awaitAdvisoryLockWait() throws InterruptedException {
