@@ -165,15 +165,22 @@ final class ExecutorSql {
     private static final String REQUIRE_ONE_KEY_ROW = "SELECT CASE WHEN count(*) = 1 THEN 1 ELSE CAST(current_setting('"
             + KEY_ROW_MISSING + "') AS int) END\nFROM completed";
 
-    /** Stores the callback's result; fails unless it updated the claimed row ({@link #REQUIRE_ONE_KEY_ROW}). */
-    private static final String COMPLETE_KEY = """
-            WITH completed AS (
+    /**
+     * The part of every completion that stores the result in the claimed key row, as a CTE named
+     * {@code completed}, and fails unless it updated that row ({@link #REQUIRE_ONE_KEY_ROW}).
+     */
+    private static final String STORE_RESULT = """
+            completed AS (
                 UPDATE <schema>.idempotency_keys
                 SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now(),
                     <lease_settled>
                 WHERE tenant_id = :tenant AND idempotency_key = :key
                 RETURNING 1)
             <require_one_key_row>""";
+
+    /** Stores the callback's result ({@link #STORE_RESULT}). */
+    private static final String COMPLETE_KEY = """
+            WITH <store_result>""";
 
     /** Stores a declared business failure (its business writes were rolled back to a savepoint). */
     private static final String FAIL_KEY = """
@@ -215,13 +222,7 @@ final class ExecutorSql {
                                    FROM unnest(CAST(:orderingKeys AS text[])) AS ordering_key
                                    ORDER BY 1 OFFSET 0) AS ordered) AS locks) >= 0
                 ORDER BY e.n),
-            completed AS (
-                UPDATE <schema>.idempotency_keys
-                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now(),
-                    <lease_settled>
-                WHERE tenant_id = :tenant AND idempotency_key = :key
-                RETURNING 1)
-            <require_one_key_row>""";
+            <store_result>""";
 
     /**
      * {@link #COMPLETE_KEY_WITH_EVENTS} for the usual callback, which emits one event: the same
@@ -238,13 +239,7 @@ final class ExecutorSql {
                 SELECT :tenant, :topic, :partitionKey, CAST(:payload AS jsonb), CAST(:headers AS jsonb)
                 WHERE (SELECT count(*)
                        FROM (SELECT pg_advisory_xact_lock(:lockSpace, hashtext(:orderingKey))) AS locked) = 1),
-            completed AS (
-                UPDATE <schema>.idempotency_keys
-                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now(),
-                    <lease_settled>
-                WHERE tenant_id = :tenant AND idempotency_key = :key
-                RETURNING 1)
-            <require_one_key_row>""";
+            <store_result>""";
 
     /**
      * Fails leases that ran out (lease mode): the holder crashed or overran, so whether its external
@@ -533,7 +528,8 @@ final class ExecutorSql {
     }
 
     private static String render(String template, String quotedSchema) {
-        return template.replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
+        return template.replace("<store_result>", STORE_RESULT)
+                .replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
                 .replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
                 .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<consumed>", CONSUMED)
                 .replace("<schema>", quotedSchema);
