@@ -141,14 +141,15 @@ final class CallbackRunner {
     /** Stores the result (and the outbox events) and ends the executor's part of the transaction ({@link #storeAndEnd}). */
     private void storeResult(Handle handle, String key, String tenant, TransactionOutbox outbox,
                              ResultCodec.StoredResult stored, TransactionOwner owner) {
-        int events = outbox.size();
         JdbcStatement.Binding binding = call -> {
             call.text("tenant", tenant).text("key", key).text("result", stored.json()).text("resultType", stored.typeName());
             outbox.bindEvents(call);
         };
         try {
-            storeAndEnd(handle, owner, completions -> completions.completion(events),
-                    binding, () -> sql.completion(events).execute(handle.getConnection(), binding));
+            storeAndEnd(handle, owner,
+                    ending -> outbox.completion(ending.completeKey(), ending.completeKeyWithOneEvent(), ending.completeKeyWithEvents()),
+                    binding, () -> outbox.completion(sql.completeKey, sql.completeKeyWithOneEvent, sql.completeKeyWithEvents)
+                            .execute(handle.getConnection(), binding));
         } catch (RuntimeException e) {
             throw completionFailure(e, key, tenant);
         }

@@ -474,20 +474,6 @@ final class ExecutorSql {
                     JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + ";\n" + ending),
                     JdbcStatement.of(ROLLBACK_TO_CALLBACK_SAVEPOINT + ";\n" + render(FAIL_KEY, quotedSchema) + ";\n" + ending));
         }
-
-        /** The completion for a callback that emitted {@code events} outbox events, then the ending. */
-        JdbcStatement completion(int events) {
-            return byEvents(events, completeKey, completeKeyWithOneEvent, completeKeyWithEvents);
-        }
-    }
-
-    /** The completion for a callback that emitted {@code events} outbox events, alone. */
-    JdbcStatement completion(int events) {
-        return byEvents(events, completeKey, completeKeyWithOneEvent, completeKeyWithEvents);
-    }
-
-    private static JdbcStatement byEvents(int events, JdbcStatement none, JdbcStatement one, JdbcStatement several) {
-        return events == 0 ? none : events == 1 ? one : several;
     }
 
     /** Renders the templates for {@code schema}, which the configuration has already validated. */

@@ -98,8 +98,16 @@ final class TransactionOutbox implements OutboxWriter {
     }
 
     /**
-     * Binds the buffered events, in emission order, onto the statement that stores the result and
-     * inserts them ({@link ExecutorSql#completion}): none, one as plain values, or several as arrays.
+     * Of the completions for no event, one and several ({@link ExecutorSql}), the one whose
+     * parameters {@link #bindEvents} binds for the events published: here, so the two cannot disagree.
+     */
+    <T> T completion(T none, T one, T several) {
+        return events.isEmpty() ? none : events.size() == 1 ? one : several;
+    }
+
+    /**
+     * Binds the buffered events, in emission order, onto the statement {@link #completion} chose:
+     * nothing for none, one as plain values, several as arrays.
      */
     void bindEvents(JdbcStatement.Call completion) throws java.sql.SQLException {
         if (events.isEmpty()) {
