@@ -181,6 +181,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 run.note("client CPU us/op: CPU time of the client process per operation over the measured window "
                         + "(the whole JVM: callers, GC and JIT; or the pgbench process); PostgreSQL's own CPU is not in it. "
                         + "Where client and server share the cores, client CPU is taken from the server.");
+                run.measureTogether(settings.sections().stream().map(Sections::named).toList());
                 for (String name : settings.sections()) {
                     Section section = Sections.named(name);
                     try {
@@ -224,7 +225,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                         + " s for the JIT before a Java workload's first cell; a closed-loop Java cell warms up on until the "
                         + "JIT compiler is quiet, at most " + settings.jitQuietWithin().toSeconds() + " s more), then "
                         + settings.window().toSeconds()
-                        + " s measured; median of " + settings.repeat() + " run(s), the cells a row compares measured in turn, round by round; closed loop, one connection per caller; "
+                        + " s measured; median of " + settings.repeat() + " run(s), every cell compared at one caller count measured in turn, round by round; closed loop, one connection per caller; "
                         + "tables emptied and CHECKPOINT before each cell",
                 "command: " + settings.commandLine());
     }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -122,6 +123,32 @@ final class BenchmarkRun {
         }
         runs.forEach((key, measured) -> cells.put(key, Measurement.median(measured)));
         return group.stream().map(c -> cells.get(c.key())).toList();
+    }
+
+    /**
+     * Measures, for each caller count, the cells that all of {@code sections} compare ({@link Section#cells})
+     * in the same rounds, so that a ratio against a cell another section also uses (the executor's, say)
+     * compares cells measured side by side, not minutes apart. A section that cannot list its cells,
+     * or a measurement that fails here, is left to the sections' own runs, which report it.
+     */
+    void measureTogether(List<Section> sections) {
+        for (int callers : settings.callers()) {
+            Map<String, Cell> group = new LinkedHashMap<>();
+            for (Section section : sections) {
+                try {
+                    section.cells(this, callers).forEach(cell -> group.putIfAbsent(cell.key(), cell));
+                } catch (Exception e) {
+                    log.warn("{}: cannot list its cells with {} caller(s) ({}); it measures on its own", section.title(),
+                            callers, e.getMessage());
+                }
+            }
+            try {
+                interleaved(List.copyOf(group.values()));
+            } catch (Exception e) {
+                log.warn("measuring the sections' cells together with {} caller(s) failed; each section measures its own",
+                        callers, e);
+            }
+        }
     }
 
     /** True when any measured cell counted an error. */

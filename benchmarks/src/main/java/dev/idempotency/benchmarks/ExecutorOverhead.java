@@ -23,14 +23,21 @@ final class ExecutorOverhead implements Section {
         return "2 executor vs bare tx";
     }
 
+    /**
+     * The executor, the bare Jdbi transaction, pgbench's bare.sql, and pgbench's executor.sql: the same
+     * statements from C, how much of the added latency the SQL itself costs.
+     */
+    @Override
+    public List<BenchmarkRun.Cell> cells(BenchmarkRun run, int callers) {
+        return List.of(PaymentCalls.executorCell(run, callers), PaymentCalls.bareCell(run, callers),
+                PaymentCalls.pgbenchCell(run, "bare.sql", callers), PaymentCalls.pgbenchCell(run, "executor.sql", callers));
+    }
+
     @Override
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
         for (int callers : run.settings().callers()) {
-            // pgbench executor.sql: the same statements from C, how much of the added latency the SQL itself costs.
-            List<Measurement> m = run.interleaved(List.of(PaymentCalls.executorCell(run, callers),
-                    PaymentCalls.bareCell(run, callers), PaymentCalls.pgbenchCell(run, "bare.sql", callers),
-                    PaymentCalls.pgbenchCell(run, "executor.sql", callers)));
+            List<Measurement> m = run.interleaved(cells(run, callers));
             Measurement ours = m.get(0);
             Measurement bare = m.get(1);
             Measurement pgbench = m.get(2);

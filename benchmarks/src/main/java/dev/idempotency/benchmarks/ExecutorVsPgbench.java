@@ -36,13 +36,19 @@ final class ExecutorVsPgbench implements Section {
         return "1 executor vs pgbench";
     }
 
+    /** The executor, then each reference script. */
+    @Override
+    public List<BenchmarkRun.Cell> cells(BenchmarkRun run, int callers) {
+        List<BenchmarkRun.Cell> cells = new ArrayList<>(List.of(PaymentCalls.executorCell(run, callers)));
+        REFERENCES.forEach(reference -> cells.add(PaymentCalls.pgbenchCell(run, reference.script(), callers)));
+        return cells;
+    }
+
     @Override
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
         for (int callers : run.settings().callers()) {
-            List<BenchmarkRun.Cell> cells = new ArrayList<>(List.of(PaymentCalls.executorCell(run, callers)));
-            REFERENCES.forEach(reference -> cells.add(PaymentCalls.pgbenchCell(run, reference.script(), callers)));
-            List<Measurement> measured = run.interleaved(cells);
+            List<Measurement> measured = run.interleaved(cells(run, callers));
             Measurement ours = measured.get(0);
             rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
             for (int i = 0; i < REFERENCES.size(); i++) {

@@ -31,41 +31,39 @@ final class RedisAlternative implements Section {
         return "3 executor vs Redis check";
     }
 
+    /** The executor, then the Redis pattern; refused at once, saying what to do, when Redis does not answer. */
     @Override
-    public List<ResultRow> run(BenchmarkRun run) throws Exception {
-        String prefix = "idempotency-bench:" + UUID.randomUUID().toString().substring(0, 8) + ":";
-        RedisIdempotency redis;
+    public List<BenchmarkRun.Cell> cells(BenchmarkRun run, int callers) {
         try (JedisPool setup = new JedisPool(run.settings().redisUri()); Jedis jedis = setup.getResource()) {
-            redis = new RedisIdempotency(jedis, prefix, run.executorConfig().retention());
             run.note("Section 3: " + describe(jedis, run.settings()));
         } catch (RuntimeException e) {
             throw new IllegalStateException("Redis at " + run.settings().redisUri() + " does not answer ("
                     + e.getMessage() + "); start it, or pass --redis-url, or leave out --sections redis", e);
         }
+        return List.of(PaymentCalls.executorCell(run, callers),
+                new BenchmarkRun.Cell(REDIS_CELL, callers, () -> measure(run, callers)));
+    }
+
+    @Override
+    public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
-        try {
-            for (int callers : run.settings().callers()) {
-                List<Measurement> measured = run.interleaved(List.of(PaymentCalls.executorCell(run, callers),
-                        new BenchmarkRun.Cell(REDIS_CELL, callers, () -> measure(run, redis, callers))));
-                Measurement ours = measured.get(0);
-                Measurement theirs = measured.get(1);
-                double throughput = Targets.ratio(ours.opsPerSecond(), theirs.opsPerSecond());
-                rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
-                rows.add(ResultRow.of(title(), REDIS_CELL, callers, theirs)
-                        .compared("ours/this: ops " + Targets.format(throughput)
-                                + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), theirs.p50Millis()))
-                                + ", p99 " + Targets.format(Targets.ratio(ours.p99Millis(), theirs.p99Millis())))
-                        .target(Targets.atLeast("ops ratio", throughput, THROUGHPUT_FLOOR)));
-            }
-        } finally {
-            try (JedisPool cleanup = new JedisPool(run.settings().redisUri()); Jedis jedis = cleanup.getResource()) {
-                redis.deleteAll(jedis);
-            }
+        for (int callers : run.settings().callers()) {
+            List<Measurement> measured = run.interleaved(cells(run, callers));
+            Measurement ours = measured.get(0);
+            Measurement theirs = measured.get(1);
+            double throughput = Targets.ratio(ours.opsPerSecond(), theirs.opsPerSecond());
+            rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
+            rows.add(ResultRow.of(title(), REDIS_CELL, callers, theirs)
+                    .compared("ours/this: ops " + Targets.format(throughput)
+                            + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), theirs.p50Millis()))
+                            + ", p99 " + Targets.format(Targets.ratio(ours.p99Millis(), theirs.p99Millis())))
+                    .target(Targets.atLeast("ops ratio", throughput, THROUGHPUT_FLOOR)));
         }
         return rows;
     }
 
-    private static Measurement measure(BenchmarkRun run, RedisIdempotency redis, int callers) throws Exception {
+    /** One measurement of the Redis pattern; its keys go under a prefix of their own, deleted afterwards. */
+    private static Measurement measure(BenchmarkRun run, int callers) throws Exception {
         JedisPoolConfig poolConfig = new JedisPoolConfig();
         poolConfig.setMaxTotal(callers);
         poolConfig.setMaxIdle(callers);
@@ -73,35 +71,51 @@ final class RedisAlternative implements Section {
         poolConfig.setMaxWait(Duration.ofSeconds(30));
         try (JedisPool redisPool = new JedisPool(poolConfig, run.settings().redisUri());
              HikariDataSource pool = run.database().pool("redis-" + callers, callers)) {
-            Jdbi jdbi = PaymentCalls.jdbi(pool);
-            String schema = run.database().schema();
-            String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, schema);
-            String insertEvent = BenchmarkSql.render(BenchmarkSql.INSERT_OUTBOX_EVENT, schema);
-            String payload = "{\"amount\":1}";
-            return ClosedLoopLoad.run("redis", callers, run.warmup(REDIS_CELL), run.settings().window(), () -> {
-                String key = PaymentCalls.freshKey();
-                long amount = PaymentCalls.amount();
+            RedisIdempotency redis;
+            try (Jedis jedis = redisPool.getResource()) {
+                redis = new RedisIdempotency(jedis, "idempotency-bench:" + UUID.randomUUID().toString().substring(0, 8) + ":",
+                        run.executorConfig().retention());
+            }
+            try {
+                return load(run, redisPool, pool, redis, callers);
+            } finally {
                 try (Jedis jedis = redisPool.getResource()) {
-                    RedisIdempotency.Claim claim = redis.claim(jedis, PaymentCalls.TENANT, key);
-                    if (!claim.claimed()) {
-                        throw new IllegalStateException("a fresh key " + key + " was already claimed in Redis");
-                    }
-                    try {
-                        jdbi.useTransaction(h -> {
-                            h.createUpdate(insertPayment).bind("tenant", PaymentCalls.TENANT).bind("amount", amount).execute();
-                            h.createUpdate(insertEvent).bind("tenant", PaymentCalls.TENANT).bind("topic", PaymentCalls.TOPIC)
-                                    .bind("partitionKey", Long.toString(amount)).bind("payload", payload).execute();
-                        });
-                    } catch (RuntimeException e) {
-                        redis.release(jedis, PaymentCalls.TENANT, key, claim.token());
-                        throw e;
-                    }
-                    if (!redis.complete(jedis, PaymentCalls.TENANT, key, claim.token(), Long.toString(amount))) {
-                        throw new IllegalStateException("the Redis claim on " + key + " was lost before its response was stored");
-                    }
+                    redis.deleteAll(jedis);
                 }
-            });
+            }
         }
+    }
+
+    private static Measurement load(BenchmarkRun run, JedisPool redisPool, HikariDataSource pool, RedisIdempotency redis,
+                                    int callers) throws Exception {
+        Jdbi jdbi = PaymentCalls.jdbi(pool);
+        String schema = run.database().schema();
+        String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, schema);
+        String insertEvent = BenchmarkSql.render(BenchmarkSql.INSERT_OUTBOX_EVENT, schema);
+        String payload = "{\"amount\":1}";
+        return ClosedLoopLoad.run("redis", callers, run.warmup(REDIS_CELL), run.settings().window(), () -> {
+            String key = PaymentCalls.freshKey();
+            long amount = PaymentCalls.amount();
+            try (Jedis jedis = redisPool.getResource()) {
+                RedisIdempotency.Claim claim = redis.claim(jedis, PaymentCalls.TENANT, key);
+                if (!claim.claimed()) {
+                    throw new IllegalStateException("a fresh key " + key + " was already claimed in Redis");
+                }
+                try {
+                    jdbi.useTransaction(h -> {
+                        h.createUpdate(insertPayment).bind("tenant", PaymentCalls.TENANT).bind("amount", amount).execute();
+                        h.createUpdate(insertEvent).bind("tenant", PaymentCalls.TENANT).bind("topic", PaymentCalls.TOPIC)
+                                .bind("partitionKey", Long.toString(amount)).bind("payload", payload).execute();
+                    });
+                } catch (RuntimeException e) {
+                    redis.release(jedis, PaymentCalls.TENANT, key, claim.token());
+                    throw e;
+                }
+                if (!redis.complete(jedis, PaymentCalls.TENANT, key, claim.token(), Long.toString(amount))) {
+                    throw new IllegalStateException("the Redis claim on " + key + " was lost before its response was stored");
+                }
+            }
+        });
     }
 
     /** Redis's version and persistence settings: without AOF fsync its claims are not durable. */

@@ -14,6 +14,14 @@ interface Section {
     /** The heading of its rows in the table, e.g. "1 executor vs pgbench". */
     String title();
 
+    /**
+     * The cells its rows compare at {@code callers}, which the run measures in the same rounds as every
+     * other section's ({@link BenchmarkRun#measureTogether}); none for a section that measures alone.
+     */
+    default List<BenchmarkRun.Cell> cells(BenchmarkRun run, int callers) throws Exception {
+        return List.of();
+    }
+
     /** Measures and returns its rows; shared cells (such as the executor's) come from the run's cache. */
     List<ResultRow> run(BenchmarkRun run) throws Exception;
 }
