@@ -115,6 +115,11 @@ public final class BenchmarkMain implements Callable<Integer> {
             description = "NATS with JetStream for section 5 (default: ${DEFAULT-VALUE}).")
     String natsUrl;
 
+    @Option(names = "--caller-threads", defaultValue = "platform",
+            description = "What the callers of closed-loop cells run on: platform (a thread each) or virtual (Java 21 and "
+                    + "later) (default: ${DEFAULT-VALUE}).")
+    String callerThreads;
+
     @Option(names = "--markdown", description = "Print the table as Markdown, for the README.")
     boolean markdown;
 
@@ -160,7 +165,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup)
                 .jitQuietWithinSeconds(jitQuietWithin).repeat(repeat)
                 .stormCallers(stormCallers).sweeperRows(sweeperRows).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
-                .redisUri(redisUrl).pgbenchExecutable(pgbench).markdown(markdown).commandLine(commandLine())
+                .redisUri(redisUrl).pgbenchExecutable(pgbench).callerThreads(callerThreads).markdown(markdown).commandLine(commandLine())
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
                         .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
                         .latencyRate(latencyRate).natsUrl(natsUrl).build())
@@ -225,7 +230,8 @@ public final class BenchmarkMain implements Callable<Integer> {
                         + " s for the JIT before a Java workload's first cell; a closed-loop Java cell warms up on until the "
                         + "JIT compiler is quiet, at most " + settings.jitQuietWithin().toSeconds() + " s more), then "
                         + settings.window().toSeconds()
-                        + " s measured; median of " + settings.repeat() + " run(s), every cell compared at one caller count measured in turn, round by round; closed loop, one connection per caller; "
+                        + " s measured; median of " + settings.repeat() + " run(s), every cell compared at one caller count measured in turn, round by round; closed loop, one connection per caller, callers on "
+                        + settings.callerThreads().optionName() + " threads; "
                         + "tables emptied and CHECKPOINT before each cell",
                 "command: " + settings.commandLine());
     }

@@ -31,6 +31,7 @@ final class BenchmarkSettings {
     private final URI redisUri;
     private final String pgbenchExecutable;
     private final boolean markdown;
+    private final CallerThreads callerThreads;
     private final String commandLine;
     private final RelayBenchSettings relay;
 
@@ -50,6 +51,7 @@ final class BenchmarkSettings {
         this.redisUri = URI.create(b.redisUri);
         this.pgbenchExecutable = b.pgbenchExecutable;
         this.markdown = b.markdown;
+        this.callerThreads = CallerThreads.named(b.callerThreads);
         this.commandLine = b.commandLine;
         this.relay = b.relay;
     }
@@ -137,6 +139,11 @@ final class BenchmarkSettings {
         return markdown;
     }
 
+    /** What the callers of closed-loop cells run on. */
+    CallerThreads callerThreads() {
+        return callerThreads;
+    }
+
     /** Backlog sizes, relay tuning and broker of sections 5 to 7. */
     RelayBenchSettings relay() {
         return relay;
@@ -164,6 +171,7 @@ final class BenchmarkSettings {
         private String redisUri = "redis://127.0.0.1:6379";
         private String pgbenchExecutable = "pgbench";
         private boolean markdown;
+        private String callerThreads = CallerThreads.PLATFORM.optionName();
         private String commandLine = "java -jar benchmarks/target/benchmarks.jar";
         private RelayBenchSettings relay = RelayBenchSettings.builder().build();
 
@@ -240,6 +248,11 @@ final class BenchmarkSettings {
             return this;
         }
 
+        Builder callerThreads(String callerThreads) {
+            this.callerThreads = callerThreads;
+            return this;
+        }
+
         Builder markdown(boolean markdown) {
             this.markdown = markdown;
             return this;
@@ -286,6 +299,11 @@ final class BenchmarkSettings {
             if (jitQuietWithinSeconds < 0 || jitQuietWithinSeconds > 600) {
                 throw new IllegalArgumentException("jitQuietWithin must be between 0 and 600 seconds (was "
                         + jitQuietWithinSeconds + ")");
+            }
+            if (CallerThreads.named(callerThreads) == CallerThreads.VIRTUAL
+                    && Runtime.version().feature() < CallerThreads.VIRTUAL_SINCE) {
+                throw new IllegalArgumentException("callerThreads virtual needs Java " + CallerThreads.VIRTUAL_SINCE
+                        + " or later, and this is Java " + Runtime.version().feature() + "; run the jar with a newer java");
             }
             if (repeat < 1) {
                 throw new IllegalArgumentException("repeat must be at least 1 (was " + repeat + ")");

@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs one operation from a fixed number of caller threads, each sending its next call as soon as
+ * Runs one operation from a fixed number of caller threads ({@link CallerThreads}), each sending its next call as soon as
  * the last returns (a closed loop, as pgbench does), first for a warm-up that is not recorded, then
  * for the measured window. The warm-up lasts at least its least duration and goes on until the JIT
  * compiler is quiet, within its bound ({@link Warmup}). Only calls that start inside the window are
@@ -33,7 +33,7 @@ final class ClosedLoopLoad {
     private ClosedLoopLoad() {
     }
 
-    static Measurement run(String name, int callers, Warmup warmup, Duration window, Call call)
+    static Measurement run(String name, int callers, CallerThreads callerThreads, Warmup warmup, Duration window, Call call)
             throws InterruptedException {
         CountDownLatch start = new CountDownLatch(1);
         List<Histogram> histograms = new ArrayList<>();
@@ -47,7 +47,7 @@ final class ClosedLoopLoad {
             Histogram histogram = Measurement.newLatencyHistogram();
             histograms.add(histogram);
             int index = i;
-            Thread thread = new Thread(() -> {
+            Thread thread = callerThreads.unstarted(name + "-caller-" + i, () -> {
                 try {
                     start.await();
                 } catch (InterruptedException e) {
@@ -72,8 +72,7 @@ final class ClosedLoopLoad {
                     }
                 }
                 lastReturn[index] = now;
-            }, name + "-caller-" + i);
-            thread.setDaemon(true);
+            });
             threads.add(thread);
             thread.start();
         }

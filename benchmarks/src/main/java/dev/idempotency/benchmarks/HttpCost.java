@@ -51,8 +51,8 @@ final class HttpCost implements Section {
         return run.cell(name, callers, () -> {
             try (HttpPaymentServer server = HttpPaymentServer.start(run, callers)) {
                 HttpPaymentClient client = new HttpPaymentClient(server.baseUri(), kind, callers);
-                return ClosedLoopLoad.run("http-" + kind.name().toLowerCase(Locale.ROOT), callers, run.warmup(name),
-                        run.settings().window(), client::call);
+                return ClosedLoopLoad.run("http-" + kind.name().toLowerCase(Locale.ROOT), callers,
+                        run.settings().callerThreads(), run.warmup(name), run.settings().window(), client::call);
             }
         });
     }

@@ -80,8 +80,8 @@ final class PaymentCalls {
                 PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
                         .config(run.executorConfig()).build();
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-                return ClosedLoopLoad.run("executor", callers, run.warmup(EXECUTOR_CELL), run.settings().window(),
-                        () -> executorCall(executor, insertPayment, freshKey()));
+                return ClosedLoopLoad.run("executor", callers, run.settings().callerThreads(), run.warmup(EXECUTOR_CELL),
+                        run.settings().window(), () -> executorCall(executor, insertPayment, freshKey()));
             }
         });
     }
@@ -92,8 +92,8 @@ final class PaymentCalls {
             try (HikariDataSource pool = run.database().pool("bare-" + callers, callers)) {
                 Jdbi jdbi = jdbi(pool);
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-                return ClosedLoopLoad.run("bare", callers, run.warmup(BARE_CELL), run.settings().window(),
-                        () -> jdbi.useTransaction(h -> h.createUpdate(insertPayment)
+                return ClosedLoopLoad.run("bare", callers, run.settings().callerThreads(), run.warmup(BARE_CELL),
+                        run.settings().window(), () -> jdbi.useTransaction(h -> h.createUpdate(insertPayment)
                                 .bind("tenant", TENANT).bind("amount", amount()).execute()));
             }
         });

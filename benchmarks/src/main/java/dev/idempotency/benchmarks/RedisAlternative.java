@@ -93,7 +93,8 @@ final class RedisAlternative implements Section {
         String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, schema);
         String insertEvent = BenchmarkSql.render(BenchmarkSql.INSERT_OUTBOX_EVENT, schema);
         String payload = "{\"amount\":1}";
-        return ClosedLoopLoad.run("redis", callers, run.warmup(REDIS_CELL), run.settings().window(), () -> {
+        return ClosedLoopLoad.run("redis", callers, run.settings().callerThreads(), run.warmup(REDIS_CELL),
+                run.settings().window(), () -> {
             String key = PaymentCalls.freshKey();
             long amount = PaymentCalls.amount();
             try (Jedis jedis = redisPool.getResource()) {

@@ -179,8 +179,9 @@ final class RelayCost implements Section {
                 try {
                     Measurement m;
                     try (AutoCloseable beside = alongside == null ? null : alongside.start()) {
-                        m = ClosedLoopLoad.run("executor-with-relay", WRITERS, run.warmup(WITH_RELAY_CELL),
-                                run.settings().window(), () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
+                        m = ClosedLoopLoad.run("executor-with-relay", WRITERS, run.settings().callerThreads(),
+                                run.warmup(WITH_RELAY_CELL), run.settings().window(),
+                                () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
                     }
                     relayFacts.cpu = cpu.read();
                     relayFacts.published = published.get();
@@ -212,7 +213,7 @@ final class RelayCost implements Section {
                     PostgresIdempotentExecutor executor = builder.build();
                     String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, preV4.schema());
                     Measurement m = ClosedLoopLoad.run(withRelay ? "prev4-executor-with-relay" : "prev4-executor", WRITERS,
-                            run.warmup(PaymentCalls.EXECUTOR_CELL), run.settings().window(),
+                            run.settings().callerThreads(), run.warmup(PaymentCalls.EXECUTOR_CELL), run.settings().window(),
                             () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()));
                     if (relay != null) {
                         relay.checkFailure();

@@ -190,7 +190,8 @@ final class RelayLatency implements Section {
             return;
         }
         AtomicLong calls = new AtomicLong();
-        ClosedLoopLoad.run("relay-latency-jit", PRODUCERS, new Warmup(Duration.ZERO, run.settings().jitQuietWithin()),
+        ClosedLoopLoad.run("relay-latency-jit", PRODUCERS, run.settings().callerThreads(),
+                new Warmup(Duration.ZERO, run.settings().jitQuietWithin()),
                 Duration.ofSeconds(1), () -> executor.run("latency-jit-" + schema + "-" + calls.incrementAndGet(),
                         PaymentCalls.TENANT, Integer.class, tx -> {
                             tx.outbox().publish(PaymentCalls.TOPIC, "warm-up", Map.of("warmup", "yes"));

@@ -40,6 +40,22 @@ class BenchmarkSettingsTest {
         assertMessage("sections", BenchmarkSettings.builder().sections(List.of("nosuch")));
         assertMessage("jdbcUrl", BenchmarkSettings.builder().jdbcUrl("jdbc:mysql://localhost/test"));
         assertMessage("redisUri", BenchmarkSettings.builder().redisUri("http://127.0.0.1:6379"));
+        assertMessage("callerThreads", BenchmarkSettings.builder().callerThreads("green"));
+    }
+
+    @Test
+    void virtualCallerThreadsAreTakenWhereJavaHasThemAndRefusedWhereItDoesNot() throws Exception {
+        BenchmarkSettings.Builder virtual = BenchmarkSettings.builder().callerThreads("virtual");
+        if (Runtime.version().feature() >= CallerThreads.VIRTUAL_SINCE) {
+            assertEquals(CallerThreads.VIRTUAL, virtual.build().callerThreads());
+            Thread caller = CallerThreads.VIRTUAL.unstarted("caller", () -> { });
+            assertEquals(true, Thread.class.getMethod("isVirtual").invoke(caller)); // Java 17 has no isVirtual to call
+        } else {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, virtual::build);
+            assertEquals("callerThreads virtual needs Java 21 or later, and this is Java " + Runtime.version().feature()
+                    + "; run the jar with a newer java", e.getMessage());
+        }
+        assertEquals(CallerThreads.PLATFORM, BenchmarkSettings.builder().build().callerThreads());
     }
 
     private static void assertMessage(String setting, BenchmarkSettings.Builder builder) {
