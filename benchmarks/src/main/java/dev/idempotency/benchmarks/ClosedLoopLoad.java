@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  * next call as soon as the last returns (a closed loop, as pgbench does), first for a warm-up that is
  * not recorded, then for the measured window. The warm-up lasts at least its least duration and goes
  * on until the JIT compiler is quiet, within its bound ({@link Warmup}). Only calls that start inside
- * the window are counted. The JVM's CPU time over the window (callers, GC and JIT alike) divided by the calls is the
- * client's CPU per call.
+ * the window are counted. The JVM's CPU time over the window (callers, GC and JIT alike) divided by
+ * the calls is the client's CPU per call.
  */
 final class ClosedLoopLoad {
     private static final Logger log = LoggerFactory.getLogger(ClosedLoopLoad.class);
