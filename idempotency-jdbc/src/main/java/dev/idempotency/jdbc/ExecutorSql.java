@@ -48,6 +48,13 @@ final class ExecutorSql {
     static final String COMMIT = "COMMIT /* idempotency executor */";
     static final String ROLLBACK = "ROLLBACK /* idempotency executor */";
 
+    /**
+     * Our BEGIN, sent ahead of the claim in the same execution ({@link #beginThenClaimForCallback})
+     * on a connection in autocommit. pgjdbc would send its own as a simple query, which PostgreSQL
+     * answers with a send of its own before it reads the claim: a wake-up more on each side per call.
+     */
+    static final String BEGIN = "BEGIN /* idempotency executor */";
+
     /** The running transaction's isolation level, as PostgreSQL names it (e.g. {@code read committed}). */
     static final JdbcStatement CURRENT_ISOLATION = JdbcStatement.of("""
             SELECT current_setting('transaction_isolation')""");
@@ -420,6 +427,13 @@ final class ExecutorSql {
      * reclaim takes a new one after its update ({@code KeyClaims}).
      */
     final JdbcStatement claimForCallback;
+    /**
+     * {@link #BEGIN}, then {@link #claimForCallback}'s three statements, in one execution: the call's
+     * transaction opens with its claim. Sent only on a connection in autocommit, where pgjdbc sends no
+     * BEGIN of its own; from the BEGIN on PostgreSQL holds the transaction open, and until Jdbi is told
+     * ({@link PgTransactions#begun}) only our own rollback can end it.
+     */
+    final JdbcStatement beginThenClaimForCallback;
     final JdbcStatement findKey;
     final JdbcStatement reclaimExpiredKey;
     final JdbcStatement completeKey;
@@ -482,6 +496,7 @@ final class ExecutorSql {
         this.claimKey = JdbcStatement.of(render(CLAIM_KEY, quoted));
         this.claimForCallback = JdbcStatement.of(render(CLAIM_KEY, quoted) + ";\n" + CALLBACK_SAVEPOINT + ";\n"
                 + render(FIND_KEY, quoted));
+        this.beginThenClaimForCallback = JdbcStatement.of(BEGIN + ";\n" + claimForCallback.namedSql());
         this.findKey = JdbcStatement.of(render(FIND_KEY, quoted));
         this.reclaimExpiredKey = JdbcStatement.of(render(RECLAIM_EXPIRED_KEY, quoted));
         this.completeKey = JdbcStatement.of(render(COMPLETE_KEY, quoted));

@@ -83,11 +83,13 @@ final class KeyClaims {
      * row the insert found travel with the insert ({@link ExecutorSql#claimForCallback}), so neither
      * costs a round trip of its own. The wait on the key is bounded by {@code budgetLeft}: the wait
      * budget, less what a duplicate already waited for a first call in this process ({@link InFlightCalls}).
+     * With {@code begins}, the insert also opens the transaction ({@link ExecutorSql#beginThenClaimForCallback}).
      */
-    Optional<StoredKey> claimThenSavepoint(Handle handle, String key, String tenant, byte[] digest, Duration budgetLeft) {
+    Optional<StoredKey> claimThenSavepoint(Handle handle, String key, String tenant, byte[] digest, Duration budgetLeft,
+                                           boolean begins) {
         try {
-            return claimRounds(handle.getConnection(), key, tenant, digest, null, null, sql.claimForCallback,
-                    lockTimeout(budgetLeft));
+            return claimRounds(handle.getConnection(), key, tenant, digest, null, null,
+                    begins ? sql.beginThenClaimForCallback : sql.claimForCallback, lockTimeout(budgetLeft));
         } catch (RuntimeException e) {
             throw claimFailure(e, key, tenant);
         }

@@ -34,24 +34,88 @@ final class PgTransactions {
      * changing the caller's Jdbi, so this helper keeps Jdbi's shape with our COMMIT and ROLLBACK.
      */
     static <R, X extends Exception> R inTransaction(Handle handle, Work<R, X> work) throws X {
-        handle.begin();
+        return inTransactionOpenedByWork(handle, false, opens -> work.run());
+    }
+
+    /** Work inside a transaction that its first statement may open itself ({@link #inTransactionOpenedByWork}). */
+    @FunctionalInterface
+    interface OpeningWork<R, X extends Exception> {
+        /**
+         * @param opens true when the work's first statement must begin the transaction (sending
+         *        {@link ExecutorSql#BEGIN} with it); the work then calls {@link #begun} right after it
+         */
+        R run(boolean opens) throws X;
+    }
+
+    /**
+     * {@link #inTransaction}, except that when {@code allowed} and the connection is pgjdbc's, idle and
+     * in autocommit, the work's first statement opens the transaction itself, saving pgjdbc's BEGIN
+     * ({@link ExecutorSql#BEGIN}); otherwise Jdbi begins as usual. Until the work calls {@link #begun},
+     * Jdbi, pgjdbc and the pool all take the connection for one in autocommit, and none of them would
+     * end what that statement opened: a failure in between is rolled back here, by the transaction
+     * state PostgreSQL reported, before the connection goes back to the pool.
+     */
+    static <R, X extends Exception> R inTransactionOpenedByWork(Handle handle, boolean allowed, OpeningWork<R, X> work)
+            throws X {
+        boolean opens = allowed && idleInAutocommit(handle.getConnection());
+        if (!opens) {
+            handle.begin();
+        }
         try {
-            return work.run();
+            return work.run(opens);
         } catch (Throwable e) {
             rollbackAfter(handle, e);
             throw e;
         }
     }
 
+    /** After the work's first statement opened the transaction: Jdbi takes it over, and ends it as usual. */
+    static void begun(Handle handle) {
+        handle.begin();
+    }
+
+    private static boolean idleInAutocommit(Connection connection) {
+        BaseConnection pg = pgjdbc(connection);
+        try {
+            return pg != null && connection.getAutoCommit() && pg.getTransactionState() == TransactionState.IDLE;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
     /** Rolls back a transaction {@code failure} left open, keeping a failed rollback as suppressed. */
     private static void rollbackAfter(Handle handle, Throwable failure) {
-        if (handle.isClosed() || !handle.isInTransaction()) {
-            return; // the work committed before it threw (a stored business failure), or the handle is gone
+        if (handle.isClosed()) {
+            return;
         }
         try {
-            rollback(handle);
+            if (handle.isInTransaction()) {
+                rollback(handle);
+            } else {
+                // Jdbi has none open: the work committed before it threw (a stored business failure), or
+                // its first statement opened one that Jdbi was not told of yet (inTransactionOpenedByWork).
+                rollbackUntold(handle.getConnection());
+            }
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
+        }
+    }
+
+    private static void rollbackUntold(Connection connection) {
+        BaseConnection pg = pgjdbc(connection);
+        if (pg == null || pg.getTransactionState() == TransactionState.IDLE) {
+            return;
+        }
+        try {
+            JdbcStatement.executeUnnamed(connection, ExecutorSql.ROLLBACK);
+        } catch (RuntimeException e) {
+            // The pool would hand it on in autocommit with the transaction still open: closed, it commits nothing.
+            try {
+                pg.close();
+            } catch (SQLException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
         }
     }
 

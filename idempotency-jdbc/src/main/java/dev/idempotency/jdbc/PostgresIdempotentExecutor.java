@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.transaction.LocalTransactionHandler;
 import org.jdbi.v3.postgres.PostgresPlugin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,6 +74,15 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private volatile boolean poolerChecked;
     /** Set when the probe refused the pool; every call then fails with it, before any SQL. */
     private volatile PoolerBreaksPreparedStatementsException poolerRefusal;
+    /**
+     * True once the pooler probe saw that no pooler can run another client's statement under a name
+     * pgjdbc gave ours (a direct connection, or a pooler tracking statements): the claim may then carry
+     * the transaction's BEGIN ({@link ExecutorSql#BEGIN}), which pgjdbc names after 5 uses like the rest
+     * of that statement. Not on the strength of prepareThreshold=0 alone: if the pool's connections
+     * changed under a running executor, a named BEGIN mixed up by a pooler would leave the claim outside
+     * any transaction (it fails then, SQLSTATE 25P01, and commits nothing, but does not name the fix).
+     */
+    private volatile boolean namedStatementsSeenSafe;
     private final AtomicBoolean poolerErrorLogged = new AtomicBoolean();
 
     private PostgresIdempotentExecutor(Builder builder) {
@@ -156,9 +166,12 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                     return claims.replay(shared.get(), key, tenant, digest, resultType);
                 }
                 try (Handle handle = jdbi.open()) {
-                    return PgTransactions.inTransaction(handle, () -> {
-                        // Round trips: the claim (with the savepoint and the key read), the callback's own, the completion with the commit.
-                        Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest, budgetLeft);
+                    return PgTransactions.inTransactionOpenedByWork(handle, claimMayBegin(), opens -> {
+                        // Round trips: the claim (with the BEGIN, the savepoint and the key read), the callback's own, the completion with the commit.
+                        Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest, budgetLeft, opens);
+                        if (opens) {
+                            PgTransactions.begun(handle);
+                        }
                         if (stored.isPresent()) {
                             // What the claim found was committed by another call; this transaction wrote nothing.
                             call.found(stored.get());
@@ -252,9 +265,9 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             if (!poolerChecked) {
                 try {
                     PoolerProbe.Verdict verdict = PoolerProbe.check(jdbi, "the idempotent executor");
+                    namedStatementsSeenSafe = verdict == PoolerProbe.Verdict.DIRECT || verdict == PoolerProbe.Verdict.TRACKED;
                     // Where no pooler can hand our named statements to another client, COMMIT may be one of them.
-                    callbacks.commitWithCompletion(verdict == PoolerProbe.Verdict.DIRECT
-                            || verdict == PoolerProbe.Verdict.TRACKED || verdict == PoolerProbe.Verdict.UNNAMED);
+                    callbacks.commitWithCompletion(namedStatementsSeenSafe || verdict == PoolerProbe.Verdict.UNNAMED);
                 } catch (PoolerBreaksPreparedStatementsException e) {
                     log.error("{}", e.getMessage());
                     poolerRefusal = e;
@@ -265,6 +278,15 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
             }
         }
         requirePoolerChecked();
+    }
+
+    /**
+     * Whether a call's claim may open its transaction: only where its BEGIN may be a named statement,
+     * and where Jdbi's own local transactions (whose begin only turns autocommit off) take it over.
+     * Another handler (Spring's, one that sets an isolation level) begins before any statement.
+     */
+    private boolean claimMayBegin() {
+        return namedStatementsSeenSafe && jdbi.getTransactionHandler() instanceof LocalTransactionHandler;
     }
 
     /** Names the fix for the errors a pooler mixing up named statements causes; else {@link DatabaseErrors#translate}. */

@@ -8,9 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.Outcome;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.transaction.SerializableTransactionRunner;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,7 +38,8 @@ class ExecutorRoundTripsTest {
 
         String key = newKey();
         AtomicInteger roundTrips = new AtomicInteger();
-        Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run(key, "t1", tx -> {
+        AtomicInteger simpleQueries = new AtomicInteger();
+        Outcome<Long> outcome = RoundTrips.count(roundTrips, simpleQueries, () -> executor.run(key, "t1", tx -> {
             long id = insertPayment(tx, 2);
             tx.outbox().publish("payments", key, Map.of("amount", 2));
             return id;
@@ -44,8 +48,33 @@ class ExecutorRoundTripsTest {
         assertFalse(outcome.replayed());
         assertEquals(1, db.payments(key, "t1"));
         assertEquals(1, db.outboxEvents("t1", key));
-        // The claim (with the savepoint and the key read), the callback's insert, the completion with the event and the commit.
+        // The claim (with the BEGIN, the savepoint and the key read), the callback's insert, the completion with the event and the commit.
         assertEquals(3, roundTrips.get());
+        assertEquals(0, simpleQueries.get(), "pgjdbc's BEGIN, a simple query PostgreSQL answers on its own, was sent");
+        assertEquals("completed", db.keyRow(key, "t1").get("status"));
+    }
+
+    /** A handler other than Jdbi's local one may act at begin (set an isolation level): it begins first, as before. */
+    @Test
+    void underAnotherTransactionHandlerTheCallLetsItBeginAndStillWaitsThreeTimes() {
+        Jdbi jdbi = Jdbi.create(db.schema.dataSource()).setTransactionHandler(new SerializableTransactionRunner());
+        PostgresIdempotentExecutor handled = PostgresIdempotentExecutor.builder(jdbi)
+                .config(IdempotencyConfig.builder().schema(db.schema.name()).build()).build();
+        handled.run(newKey(), "t1", tx -> insertPayment(tx, 1));
+
+        String key = newKey();
+        AtomicInteger roundTrips = new AtomicInteger();
+        AtomicInteger simpleQueries = new AtomicInteger();
+        Outcome<Long> outcome = RoundTrips.count(roundTrips, simpleQueries, () -> handled.run(key, "t1", tx -> {
+            long id = insertPayment(tx, 2);
+            tx.outbox().publish("payments", key, Map.of("amount", 2));
+            return id;
+        }));
+
+        assertFalse(outcome.replayed());
+        assertEquals(1, db.payments(key, "t1"));
+        assertEquals(3, roundTrips.get());
+        assertEquals(1, simpleQueries.get(), "pgjdbc's own BEGIN");
         assertEquals("completed", db.keyRow(key, "t1").get("status"));
     }
 
@@ -77,7 +106,7 @@ class ExecutorRoundTripsTest {
 
         assertTrue(replay.replayed());
         assertEquals(1, db.payments(key, "t1"));
-        // The claim, which also reads the row it found, and the commit.
+        // The claim, which also begins and reads the row it found, and the commit.
         assertEquals(2, roundTrips.get());
     }
 }
