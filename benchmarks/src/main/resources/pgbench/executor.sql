@@ -1,20 +1,19 @@
 -- What PostgresIdempotentExecutor.run(key, tenant, Long.class, callback) sends for a first call whose
 -- callback makes one business insert and publishes one outbox event: the same statements, in the same
 -- order, with the text of idempotency-jdbc's ExecutorSql. Only these differ, none adding work:
---   * pgbench sends BEGIN as a round trip of its own; pgjdbc sends it with the first statement;
 --   * NULL binds (no fingerprint, no lease) are written as NULL literals;
---   * pgjdbc sends the claim, the savepoint and the key's read in one execution, with one Sync, and
---     the completion and the COMMIT in another: two pipelines here;
+--   * pgjdbc sends the BEGIN, the claim, the savepoint and the key's read in one execution, with one Sync,
+--     and the completion and the COMMIT in another: two pipelines here;
 --   * pgbench cannot join strings, so the ordering key is concatenated in SQL; the Java side binds it joined.
 -- Variables set by the program with -D, to the values the Java side binds: tenant, waitbudget,
 -- retention, lockspace, topic, payload, headers, resulttype.
 \set a random(1, 100000)
 \set k random(1, 9000000000000000000)
--- handle.begin()
-BEGIN;
--- KeyClaims.claimThenSavepoint (ExecutorSql.claimForCallback): CLAIM_KEY, the callback's savepoint and
--- FIND_KEY, in one flush
+-- KeyClaims.claimThenSavepoint (ExecutorSql.beginThenClaimForCallback): BEGIN, CLAIM_KEY, the callback's
+-- savepoint and FIND_KEY, in one flush
 \startpipeline
+-- ExecutorSql.BEGIN
+BEGIN;
 -- CLAIM_KEY: saves lock_timeout, bounds the wait by the wait budget, inserts, and restores it in RETURNING
 INSERT INTO <schema>.idempotency_keys
     (tenant_id, idempotency_key, status, request_fingerprint, lease_token, lease_expires_at, expires_at)
