@@ -39,11 +39,7 @@ class ExecutorRoundTripsTest {
         String key = newKey();
         AtomicInteger roundTrips = new AtomicInteger();
         AtomicInteger simpleQueries = new AtomicInteger();
-        Outcome<Long> outcome = RoundTrips.count(roundTrips, simpleQueries, () -> executor.run(key, "t1", tx -> {
-            long id = insertPayment(tx, 2);
-            tx.outbox().publish("payments", key, Map.of("amount", 2));
-            return id;
-        }));
+        Outcome<Long> outcome = paymentWithEvent(executor, key, roundTrips, simpleQueries);
 
         assertFalse(outcome.replayed());
         assertEquals(1, db.payments(key, "t1"));
@@ -65,14 +61,10 @@ class ExecutorRoundTripsTest {
         String key = newKey();
         AtomicInteger roundTrips = new AtomicInteger();
         AtomicInteger simpleQueries = new AtomicInteger();
-        Outcome<Long> outcome = RoundTrips.count(roundTrips, simpleQueries, () -> handled.run(key, "t1", tx -> {
-            long id = insertPayment(tx, 2);
-            tx.outbox().publish("payments", key, Map.of("amount", 2));
-            return id;
-        }));
+        Outcome<Long> outcome = paymentWithEvent(handled, key, roundTrips, simpleQueries);
 
         assertFalse(outcome.replayed());
-        assertEquals(1, db.payments(key, "t1"));
+        assertEquals(1, db.outboxEvents("t1", key));
         assertEquals(3, roundTrips.get());
         assertEquals(1, simpleQueries.get(), "pgjdbc's own BEGIN");
         assertEquals("completed", db.keyRow(key, "t1").get("status"));
@@ -108,5 +100,15 @@ class ExecutorRoundTripsTest {
         assertEquals(1, db.payments(key, "t1"));
         // The claim, which also begins and reads the row it found, and the commit.
         assertEquals(2, roundTrips.get());
+    }
+
+    /** A first call with one payment and one outbox event, counting its round trips and simple queries. */
+    private static Outcome<Long> paymentWithEvent(PostgresIdempotentExecutor executor, String key,
+                                                  AtomicInteger roundTrips, AtomicInteger simpleQueries) {
+        return RoundTrips.count(roundTrips, simpleQueries, () -> executor.run(key, "t1", tx -> {
+            long id = insertPayment(tx, 2);
+            tx.outbox().publish("payments", key, Map.of("amount", 2));
+            return id;
+        }));
     }
 }

@@ -58,17 +58,9 @@ class TransactionOpenedByClaimTest {
             executor.run(newKey(), "t1", tx -> insertPayment(tx, 1));
             int pid = backendPid(pool);
             String key = newKey();
-            CountDownLatch claimed = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            // Another executor, so that the duplicate waits on PostgreSQL's row lock, not in this process.
-            PostgresIdempotentExecutor holder = db.executor();
-            Future<Outcome<Long>> first = threads.submit(() -> holder.run(key, "t1", tx -> {
-                claimed.countDown();
-                assertTrue(release.await(20, TimeUnit.SECONDS));
-                return insertPayment(tx, 2);
-            }));
+            Future<Outcome<Long>> first = holdUntil(key, release);
             try {
-                assertTrue(claimed.await(10, TimeUnit.SECONDS));
                 assertThrows(KeyInProgressException.class, () -> executor.run(key, "t1", tx -> insertPayment(tx, 3)));
                 assertEquals("idle", backendState(pid));
             } finally {
@@ -102,16 +94,9 @@ class TransactionOpenedByClaimTest {
             executor.run(newKey(), "t1", tx -> insertPayment(tx, 1));
             int pid = backendPid(pool);
             String key = newKey();
-            CountDownLatch claimed = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            PostgresIdempotentExecutor holder = db.executor();
-            Future<Outcome<Long>> first = threads.submit(() -> holder.run(key, "t1", tx -> {
-                claimed.countDown();
-                assertTrue(release.await(20, TimeUnit.SECONDS));
-                return insertPayment(tx, 2);
-            }));
+            Future<Outcome<Long>> first = holdUntil(key, release);
             try {
-                assertTrue(claimed.await(10, TimeUnit.SECONDS));
                 Future<?> duplicate = threads.submit(() -> executor.run(key, "t1", tx -> insertPayment(tx, 3)));
                 awaitWaitingOnALock(pid);
                 db.jdbi.useHandle(admin -> admin.createQuery("SELECT pg_terminate_backend(:pid)").bind("pid", pid)
@@ -128,6 +113,22 @@ class TransactionOpenedByClaimTest {
             assertNotEquals(pid, backendPid(pool));
             assertEquals(1, db.payments(key, "t1"));
         }
+    }
+
+    /**
+     * A first call of {@code key} by another executor (so that a duplicate waits on PostgreSQL's row
+     * lock, not in this process), whose callback holds the key row uncommitted until {@code release}.
+     */
+    private static Future<Outcome<Long>> holdUntil(String key, CountDownLatch release) throws InterruptedException {
+        CountDownLatch claimed = new CountDownLatch(1);
+        PostgresIdempotentExecutor holder = db.executor();
+        Future<Outcome<Long>> first = threads.submit(() -> holder.run(key, "t1", tx -> {
+            claimed.countDown();
+            assertTrue(release.await(20, TimeUnit.SECONDS));
+            return insertPayment(tx, 2);
+        }));
+        assertTrue(claimed.await(10, TimeUnit.SECONDS));
+        return first;
     }
 
     private static PostgresIdempotentExecutor executorOn(HikariDataSource pool, String schema, Duration waitBudget) {
