@@ -66,8 +66,9 @@ final class ExecutorVsPgbench implements Section {
                 rows.add(row);
             }
         }
-        run.note("Section 1: pgbench sends BEGIN as a round trip of its own, pgjdbc sends it with the first statement; "
-                + "executor.sql is otherwise the executor's statement sequence, statement for statement.");
+        run.note("Section 1: executor.sql is the executor's statement sequence, statement for statement, in the "
+                + "executor's flushes (pgbench pipelines); the minimal and fused scripts send their BEGIN with the claim "
+                + "and their COMMIT with the last statements, the fewest round trips their work allows.");
         return rows;
     }
 }
