@@ -6,7 +6,9 @@ import java.util.List;
 /**
  * Section 1: the executor against the physical limit. At each caller count: executor.run doing one
  * payment and one outbox event, then pgbench running the executor's exact statements
- * (executor.sql), shared's minimal four statements (executor-minimal.sql) and their fused form.
+ * (executor.sql), shared's minimal four statements (executor-minimal.sql) and their fused form; and
+ * the executor as it was before its claim carried the transaction's BEGIN (pgjdbc sending it), in
+ * the same rounds, so the table shows what that saves.
  * Targets (issue 14): at least 0.95 of pgbench's executor.sql throughput up to 8 callers, 0.90 above.
  */
 final class ExecutorVsPgbench implements Section {
@@ -36,11 +38,12 @@ final class ExecutorVsPgbench implements Section {
         return "1 executor vs pgbench";
     }
 
-    /** The executor, then each reference script. */
+    /** The executor, then each reference script, then the executor with pgjdbc's BEGIN (what it was before). */
     @Override
     public List<BenchmarkRun.Cell> cells(BenchmarkRun run, int callers) {
         List<BenchmarkRun.Cell> cells = new ArrayList<>(List.of(PaymentCalls.executorCell(run, callers)));
         REFERENCES.forEach(reference -> cells.add(PaymentCalls.pgbenchCell(run, reference.script(), callers)));
+        cells.add(PaymentCalls.pgjdbcBeginCell(run, callers));
         return cells;
     }
 
@@ -65,6 +68,11 @@ final class ExecutorVsPgbench implements Section {
                 }
                 rows.add(row);
             }
+            Measurement before = measured.get(REFERENCES.size() + 1);
+            rows.add(ResultRow.of(title(), PaymentCalls.PGJDBC_BEGIN_CELL, callers, before)
+                    .compared("ours/this: ops " + Targets.format(Targets.ratio(ours.opsPerSecond(), before.opsPerSecond()))
+                            + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), before.p50Millis()))
+                            + ", client CPU " + Targets.format(Targets.ratio(ours.clientCpuMicrosPerOp(), before.clientCpuMicrosPerOp()))));
         }
         run.note("Section 1: executor.sql is the executor's statement sequence, statement for statement, in the "
                 + "executor's flushes (pgbench pipelines); the minimal and fused scripts send their BEGIN with the claim "

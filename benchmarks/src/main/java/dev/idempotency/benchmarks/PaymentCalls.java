@@ -6,8 +6,10 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.transaction.SerializableTransactionRunner;
 import org.jdbi.v3.postgres.PostgresPlugin;
 
 /**
@@ -20,6 +22,11 @@ final class PaymentCalls {
     static final String TOPIC = "payments";
     /** The executor cell's name, shared by every section that compares against it. */
     static final String EXECUTOR_CELL = "executor.run: payment + outbox event";
+    /**
+     * The same executor where pgjdbc sends the transaction's BEGIN (a simple query ahead of the claim),
+     * as every call did before the claim carried it: its Jdbi has another transaction handler.
+     */
+    static final String PGJDBC_BEGIN_CELL = "executor.run, pgjdbc's BEGIN (another Jdbi transaction handler)";
     static final String BARE_CELL = "bare Jdbi tx: payment";
 
     private PaymentCalls() {
@@ -75,12 +82,22 @@ final class PaymentCalls {
 
     /** The cell of {@link #executor}, to measure interleaved with the cells it is compared with. */
     static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers) {
-        return new BenchmarkRun.Cell(EXECUTOR_CELL, callers, () -> {
-            try (HikariDataSource pool = run.database().pool("executor-" + callers, callers)) {
-                PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool)
-                        .config(run.executorConfig()).build();
+        return executorCell(run, callers, EXECUTOR_CELL, "executor", PostgresIdempotentExecutor::builder);
+    }
+
+    /** The executor's cell with pgjdbc sending each transaction's BEGIN ({@link #PGJDBC_BEGIN_CELL}). */
+    static BenchmarkRun.Cell pgjdbcBeginCell(BenchmarkRun run, int callers) {
+        return executorCell(run, callers, PGJDBC_BEGIN_CELL, "executor-pgjdbc-begin", pool ->
+                PostgresIdempotentExecutor.builder(jdbi(pool).setTransactionHandler(new SerializableTransactionRunner())));
+    }
+
+    private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName,
+                                                  Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder) {
+        return new BenchmarkRun.Cell(name, callers, () -> {
+            try (HikariDataSource pool = run.database().pool(poolName + "-" + callers, callers)) {
+                PostgresIdempotentExecutor executor = builder.apply(pool).config(run.executorConfig()).build();
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-                return ClosedLoopLoad.run("executor", callers, run.settings().callerThreads(), run.warmup(EXECUTOR_CELL),
+                return ClosedLoopLoad.run(poolName, callers, run.settings().callerThreads(), run.warmup(name),
                         run.settings().window(), () -> executorCall(executor, insertPayment, freshKey()));
             }
         });
