@@ -59,9 +59,7 @@ final class ExecutorVsPgbench implements Section {
                 Measurement pgbench = measured.get(i + 1);
                 double throughput = Targets.ratio(ours.opsPerSecond(), pgbench.opsPerSecond());
                 ResultRow row = ResultRow.of(title(), reference.label(), callers, pgbench)
-                        .compared("ours/this: ops " + Targets.format(throughput)
-                                + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), pgbench.p50Millis()))
-                                + ", p99 " + Targets.format(Targets.ratio(ours.p99Millis(), pgbench.p99Millis())));
+                        .compared(Targets.oursOverThis(ours, pgbench));
                 if (reference.script().equals(EXACT_SCRIPT)) {
                     row = row.target(Targets.atLeast("ops ratio", throughput,
                             callers > MANY_CALLERS ? THROUGHPUT_FLOOR_MANY_CALLERS : THROUGHPUT_FLOOR));
@@ -70,9 +68,8 @@ final class ExecutorVsPgbench implements Section {
             }
             Measurement before = measured.get(REFERENCES.size() + 1);
             rows.add(ResultRow.of(title(), PaymentCalls.PGJDBC_BEGIN_CELL, callers, before)
-                    .compared("ours/this: ops " + Targets.format(Targets.ratio(ours.opsPerSecond(), before.opsPerSecond()))
-                            + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), before.p50Millis()))
-                            + ", client CPU " + Targets.format(Targets.ratio(ours.clientCpuMicrosPerOp(), before.clientCpuMicrosPerOp()))));
+                    .compared(Targets.oursOverThis(ours, before) + ", client CPU "
+                            + Targets.format(Targets.ratio(ours.clientCpuMicrosPerOp(), before.clientCpuMicrosPerOp()))));
         }
         run.note("Section 1: executor.sql is the executor's statement sequence, statement for statement, in the "
                 + "executor's flushes (pgbench pipelines); the minimal and fused scripts send their BEGIN with the claim "

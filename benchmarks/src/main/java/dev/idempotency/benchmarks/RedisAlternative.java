@@ -54,9 +54,7 @@ final class RedisAlternative implements Section {
             double throughput = Targets.ratio(ours.opsPerSecond(), theirs.opsPerSecond());
             rows.add(ResultRow.of(title(), PaymentCalls.EXECUTOR_CELL, callers, ours));
             rows.add(ResultRow.of(title(), REDIS_CELL, callers, theirs)
-                    .compared("ours/this: ops " + Targets.format(throughput)
-                            + ", p50 " + Targets.format(Targets.ratio(ours.p50Millis(), theirs.p50Millis()))
-                            + ", p99 " + Targets.format(Targets.ratio(ours.p99Millis(), theirs.p99Millis())))
+                    .compared(Targets.oursOverThis(ours, theirs))
                     .target(Targets.atLeast("ops ratio", throughput, THROUGHPUT_FLOOR)));
         }
         return rows;

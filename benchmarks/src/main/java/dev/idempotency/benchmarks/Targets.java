@@ -2,7 +2,10 @@ package dev.idempotency.benchmarks;
 
 import java.util.Locale;
 
-/** The targets, each rendered as "met" or "NOT MET" with its threshold, for the table's last column. */
+/**
+ * The issue's targets, each rendered as "met" or "NOT MET" with its threshold, for the table's last column,
+ * and the ratios a row compares the executor by.
+ */
 final class Targets {
     private Targets() {
     }
@@ -24,6 +27,13 @@ final class Targets {
     /** ours / theirs, or NaN when theirs is zero (a failed cell). */
     static double ratio(double ours, double theirs) {
         return theirs == 0 ? Double.NaN : ours / theirs;
+    }
+
+    /** "ours/this: ops, p50, p99", the executor's figures over the row's, for the table's comparison column. */
+    static String oursOverThis(Measurement ours, Measurement theirs) {
+        return "ours/this: ops " + format(ratio(ours.opsPerSecond(), theirs.opsPerSecond()))
+                + ", p50 " + format(ratio(ours.p50Millis(), theirs.p50Millis()))
+                + ", p99 " + format(ratio(ours.p99Millis(), theirs.p99Millis()));
     }
 
     static String format(double value) {
