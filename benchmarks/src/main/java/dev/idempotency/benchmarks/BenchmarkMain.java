@@ -186,6 +186,9 @@ public final class BenchmarkMain implements Callable<Integer> {
                 run.note("client CPU us/op: CPU time of the client process per operation over the measured window "
                         + "(the whole JVM: callers, GC and JIT; or the pgbench process); PostgreSQL's own CPU is not in it. "
                         + "Where client and server share the cores, client CPU is taken from the server.");
+                run.note("client switches/op: how often the client's threads were switched off a CPU per operation (Linux "
+                        + "/proc; the same process and span as client CPU). A caller thread blocked on its connection is "
+                        + "switched out once per round trip; pgbench's two threads serve all connections from one poll.");
                 run.measureTogether(settings.sections().stream().map(Sections::named).toList());
                 for (String name : settings.sections()) {
                     Section section = Sections.named(name);
@@ -194,7 +197,8 @@ public final class BenchmarkMain implements Callable<Integer> {
                     } catch (Exception e) {
                         failed = true;
                         log.error("section {} failed", section.title(), e);
-                        rows.add(new ResultRow(section.title(), "FAILED: " + e.getMessage(), 0, null, null, null, null, "-", "-"));
+                        rows.add(new ResultRow(section.title(), "FAILED: " + e.getMessage(), 0, null, null, null, null, null, "-",
+                                "-"));
                     }
                 }
                 failed |= run.anyErrors();

@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -17,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * not recorded, then for the measured window. The warm-up lasts at least its least duration and goes
  * on until the JIT compiler is quiet, within its bound ({@link Warmup}). Only calls that start inside
  * the window are counted. The JVM's CPU time over the window (callers, GC and JIT alike) divided by
- * the calls is the client's CPU per call.
+ * the calls is the client's CPU per call; its threads' context switches over the window likewise.
  */
 final class ClosedLoopLoad {
     private static final Logger log = LoggerFactory.getLogger(ClosedLoopLoad.class);
@@ -36,6 +37,8 @@ final class ClosedLoopLoad {
     static Measurement run(String name, int callers, CallerThreads callerThreads, Warmup warmup, Duration window, Call call)
             throws InterruptedException {
         CountDownLatch start = new CountDownLatch(1);
+        // Callers outlive the window's last reading: a thread that ends takes its context switches along.
+        CountDownLatch windowRead = new CountDownLatch(1);
         List<Histogram> histograms = new ArrayList<>();
         long[] lastReturn = new long[callers];
         AtomicLong errors = new AtomicLong();
@@ -72,6 +75,11 @@ final class ClosedLoopLoad {
                     }
                 }
                 lastReturn[index] = now;
+                try {
+                    windowRead.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             });
             threads.add(thread);
             thread.start();
@@ -83,6 +91,7 @@ final class ClosedLoopLoad {
         long from = System.nanoTime();
         windowStart.set(from);
         long cpuAtStart = processCpuNanos();
+        OptionalLong switchesAtStart = ContextSwitches.ofThisProcess();
         if (compiling >= JitCompiler.QUIET_MILLIS) {
             log.warn("{} with {} caller(s): the JIT compiler was still busy when the window began ({} ms compiling in "
                     + "the last {} s of a {} s warm-up); raise --jit-quiet-within", name, callers, compiling,
@@ -92,8 +101,15 @@ final class ClosedLoopLoad {
                     (from - warmupStart) / 1_000_000_000);
         }
         long compiledBefore = JitCompiler.compilationMillis();
-        sleepUntil(from + window.toNanos());
-        long cpuAtEnd = processCpuNanos();
+        long cpuAtEnd;
+        OptionalLong switchesAtEnd;
+        try {
+            sleepUntil(from + window.toNanos());
+            cpuAtEnd = processCpuNanos();
+            switchesAtEnd = ContextSwitches.ofThisProcess();
+        } finally {
+            windowRead.countDown();
+        }
         long compiledInWindow = JitCompiler.compilationMillis() - compiledBefore;
         if (compiledInWindow > window.toMillis() / 100) {
             log.warn("{} with {} caller(s): the JIT compiled for {} ms during the {} s window; its CPU is in the client's",
@@ -117,7 +133,8 @@ final class ClosedLoopLoad {
         }
         Measurement measured = Measurement.of(all, (end - from) / 1e9, errors.get(), firstError.get());
         return measured.operations() == 0 ? measured
-                : measured.withClientCpu((cpuAtEnd - cpuAtStart) / 1_000.0 / measured.operations());
+                : measured.withClientCost((cpuAtEnd - cpuAtStart) / 1_000.0 / measured.operations(),
+                        ContextSwitches.perOperation(switchesAtStart, switchesAtEnd, measured.operations()));
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {

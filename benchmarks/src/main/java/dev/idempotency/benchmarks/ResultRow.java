@@ -1,26 +1,32 @@
 package dev.idempotency.benchmarks;
 
 /**
- * One line of the table: what was measured at how many callers, its rate, latency percentiles and
- * client CPU per operation (null where a figure does not apply), how it compares, and whether its
- * target is met.
+ * One line of the table: what was measured at how many callers, its rate, latency percentiles,
+ * client CPU and client context switches per operation (null where a figure does not apply), how it
+ * compares, and whether its target is met.
  */
 record ResultRow(String section, String measured, int callers, Double opsPerSecond, Double p50Millis,
-                 Double p99Millis, Double clientCpuMicros, String compared, String target) {
+                 Double p99Millis, Double clientCpuMicros, Double clientSwitches, String compared, String target) {
 
     /** A row for a measurement, with nothing compared yet. */
     static ResultRow of(String section, String measured, int callers, Measurement m) {
-        Double cpu = Double.isNaN(m.clientCpuMicrosPerOp()) ? null : m.clientCpuMicrosPerOp();
-        return new ResultRow(section, measured, callers, m.opsPerSecond(), m.p50Millis(), m.p99Millis(), cpu,
+        return new ResultRow(section, measured, callers, m.opsPerSecond(), m.p50Millis(), m.p99Millis(),
+                measured(m.clientCpuMicrosPerOp()), measured(m.clientSwitchesPerOp()),
                 m.errors() > 0 ? "ERRORS: " + m.errors() : "", "");
+    }
+
+    private static Double measured(double figure) {
+        return Double.isNaN(figure) ? null : figure;
     }
 
     ResultRow compared(String text) {
         String joined = compared.isEmpty() ? text : compared + "; " + text;
-        return new ResultRow(section, measured, callers, opsPerSecond, p50Millis, p99Millis, clientCpuMicros, joined, target);
+        return new ResultRow(section, measured, callers, opsPerSecond, p50Millis, p99Millis, clientCpuMicros, clientSwitches,
+                joined, target);
     }
 
     ResultRow target(String verdict) {
-        return new ResultRow(section, measured, callers, opsPerSecond, p50Millis, p99Millis, clientCpuMicros, compared, verdict);
+        return new ResultRow(section, measured, callers, opsPerSecond, p50Millis, p99Millis, clientCpuMicros, clientSwitches,
+                compared, verdict);
     }
 }

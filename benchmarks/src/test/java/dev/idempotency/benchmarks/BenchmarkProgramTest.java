@@ -11,6 +11,8 @@ import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -65,9 +67,15 @@ class BenchmarkProgramTest {
         ProgramRun run = ProgramRun.of("--sections=redis", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0", "--callers=2", "--markdown");
 
         assertEquals(0, run.exitCode(), run.output());
-        assertTrue(run.output().contains("|section|measured|callers|ops/s|p50 ms|p99 ms|client CPU us/op|compared|target|"), run.output());
+        assertTrue(run.output().contains("|section|measured|callers|ops/s|p50 ms|p99 ms|client CPU us/op|client switches/op|compared|target|"), run.output());
         List<String> rows = run.rows("|3 executor vs Redis check");
         assertEquals(2, rows.size(), run.output());
+        if (Files.isDirectory(Path.of("/proc/self/task"))) {
+            // Every caller of the executor and of the Redis pattern blocks on each round trip: at least one switch per call.
+            for (String row : rows) {
+                assertTrue(Double.parseDouble(row.split("\\|")[8]) >= 1.0, row);
+            }
+        }
         assertTrue(rows.get(1).matches(".*ours/this: ops \\d+\\.\\d\\d.*(met|NOT MET): ops ratio >= 1.00.*"), rows.get(1));
         assertTrue(run.output().contains("- Section 3: Redis "), run.output());
     }
