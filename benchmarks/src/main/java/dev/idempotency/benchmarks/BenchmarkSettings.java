@@ -35,7 +35,8 @@ final class BenchmarkSettings {
     private final String commandLine;
     private final RelayBenchSettings relay;
 
-    private BenchmarkSettings(Builder b, List<String> sections, List<Integer> callers) {
+    private BenchmarkSettings(Builder b, List<String> sections, List<Integer> callers, URI redisUri,
+                              CallerThreads callerThreads) {
         this.sections = List.copyOf(sections);
         this.callers = List.copyOf(callers);
         this.window = Duration.ofSeconds(b.seconds);
@@ -48,10 +49,10 @@ final class BenchmarkSettings {
         this.jdbcUrl = b.jdbcUrl;
         this.dbUser = b.dbUser;
         this.dbPassword = b.dbPassword;
-        this.redisUri = URI.create(b.redisUri);
+        this.redisUri = redisUri;
         this.pgbenchExecutable = b.pgbenchExecutable;
         this.markdown = b.markdown;
-        this.callerThreads = CallerThreads.named(b.callerThreads);
+        this.callerThreads = callerThreads;
         this.commandLine = b.commandLine;
         this.relay = b.relay;
     }
@@ -300,8 +301,8 @@ final class BenchmarkSettings {
                 throw new IllegalArgumentException("jitQuietWithin must be between 0 and 600 seconds (was "
                         + jitQuietWithinSeconds + ")");
             }
-            if (CallerThreads.named(callerThreads) == CallerThreads.VIRTUAL
-                    && Runtime.version().feature() < CallerThreads.VIRTUAL_SINCE) {
+            CallerThreads threads = CallerThreads.named(callerThreads);
+            if (threads == CallerThreads.VIRTUAL && Runtime.version().feature() < CallerThreads.VIRTUAL_SINCE) {
                 throw new IllegalArgumentException("callerThreads virtual needs Java " + CallerThreads.VIRTUAL_SINCE
                         + " or later, and this is Java " + Runtime.version().feature() + "; run the jar with a newer java");
             }
@@ -332,7 +333,7 @@ final class BenchmarkSettings {
             }
             Objects.requireNonNull(commandLine, "commandLine");
             Objects.requireNonNull(relay, "relay");
-            return new BenchmarkSettings(this, ordered, callers.stream().distinct().sorted().toList());
+            return new BenchmarkSettings(this, ordered, callers.stream().distinct().sorted().toList(), redis, threads);
         }
     }
 }
