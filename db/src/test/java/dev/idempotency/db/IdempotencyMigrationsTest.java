@@ -12,7 +12,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
@@ -153,17 +152,9 @@ class IdempotencyMigrationsTest {
         }
     }
 
+    /** The tables of the test's schema, which its connections have as their current schema. */
     private List<String> tables() throws SQLException {
-        List<String> names = new ArrayList<>();
-        try (Connection c = schema.dataSource().getConnection();
-             var ps = c.prepareStatement("SELECT table_name FROM information_schema.tables WHERE table_schema = ? ORDER BY 1")) {
-            ps.setString(1, schema.name());
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    names.add(rs.getString(1));
-                }
-            }
-        }
-        return names;
+        return FirstColumn.of(schema.dataSource(),
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1");
     }
 }
