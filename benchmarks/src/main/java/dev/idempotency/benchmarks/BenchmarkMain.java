@@ -186,6 +186,8 @@ public final class BenchmarkMain implements Callable<Integer> {
                 run.note("client CPU us/op: CPU time of the client process per operation over the measured window "
                         + "(the whole JVM: callers, GC and JIT; or the pgbench process); PostgreSQL's own CPU is not in it. "
                         + "Where client and server share the cores, client CPU is taken from the server.");
+                run.note("client user us/op: the part of client CPU the process ran in user mode (its own code and "
+                        + "libraries'); the rest is the kernel's, sending and receiving for it. Linux /proc, as switches.");
                 run.note("client switches/op: how often the client's threads were switched off a CPU per operation (Linux "
                         + "/proc; the same process and span as client CPU). A caller thread blocked on its connection is "
                         + "switched out once per round trip; pgbench's two threads serve all connections from one poll.");
@@ -197,7 +199,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                     } catch (Exception e) {
                         failed = true;
                         log.error("section {} failed", section.title(), e);
-                        rows.add(new ResultRow(section.title(), "FAILED: " + e.getMessage(), 0, null, null, null, null, null, "-",
+                        rows.add(new ResultRow(section.title(), "FAILED: " + e.getMessage(), 0, null, null, null, null, null, null, "-",
                                 "-"));
                     }
                 }

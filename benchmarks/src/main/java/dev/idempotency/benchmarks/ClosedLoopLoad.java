@@ -4,7 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * not recorded, then for the measured window. The warm-up lasts at least its least duration and goes
  * on until the JIT compiler is quiet, within its bound ({@link Warmup}). Only calls that start inside
  * the window are counted. The JVM's CPU time over the window (callers, GC and JIT alike) divided by
- * the calls is the client's CPU per call; its threads' context switches over the window likewise.
+ * the calls is the client's CPU per call; its user-mode part and its threads' context switches likewise.
  */
 final class ClosedLoopLoad {
     private static final Logger log = LoggerFactory.getLogger(ClosedLoopLoad.class);
@@ -91,7 +91,7 @@ final class ClosedLoopLoad {
         long from = System.nanoTime();
         windowStart.set(from);
         long cpuAtStart = processCpuNanos();
-        OptionalLong switchesAtStart = ContextSwitches.ofThisProcess();
+        Optional<ClientProcess.Reading> processAtStart = ClientProcess.ofThisProcess();
         if (compiling >= JitCompiler.QUIET_MILLIS) {
             log.warn("{} with {} caller(s): the JIT compiler was still busy when the window began ({} ms compiling in "
                     + "the last {} s of a {} s warm-up); raise --jit-quiet-within", name, callers, compiling,
@@ -102,11 +102,11 @@ final class ClosedLoopLoad {
         }
         long compiledBefore = JitCompiler.compilationMillis();
         long cpuAtEnd;
-        OptionalLong switchesAtEnd;
+        Optional<ClientProcess.Reading> processAtEnd;
         try {
             sleepUntil(from + window.toNanos());
             cpuAtEnd = processCpuNanos();
-            switchesAtEnd = ContextSwitches.ofThisProcess();
+            processAtEnd = ClientProcess.ofThisProcess();
         } finally {
             windowRead.countDown();
         }
@@ -134,7 +134,8 @@ final class ClosedLoopLoad {
         Measurement measured = Measurement.of(all, (end - from) / 1e9, errors.get(), firstError.get());
         return measured.operations() == 0 ? measured
                 : measured.withClientCost((cpuAtEnd - cpuAtStart) / 1_000.0 / measured.operations(),
-                        ContextSwitches.perOperation(switchesAtStart, switchesAtEnd, measured.operations()));
+                        ClientProcess.userMicrosPerOperation(processAtStart, processAtEnd, measured.operations()),
+                        ClientProcess.switchesPerOperation(processAtStart, processAtEnd, measured.operations()));
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {

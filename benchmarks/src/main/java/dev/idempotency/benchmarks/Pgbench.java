@@ -10,7 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -94,16 +94,18 @@ final class Pgbench {
             long processed = firstLong(PROCESSED, result.output, fromLog.operations());
             double cpuPerOp = processed == 0 ? Double.NaN : result.cpu.toNanos() / 1_000.0 / processed;
             // Counted from the process's start, as its CPU time is.
-            double switchesPerOp = ContextSwitches.perOperation(OptionalLong.of(0), result.switches, processed);
-            return new Measurement(processed, tps, fromLog.p50Millis(), fromLog.p99Millis(), cpuPerOp, switchesPerOp,
+            Optional<ClientProcess.Reading> atStart = Optional.of(new ClientProcess.Reading(0, 0));
+            return new Measurement(processed, tps, fromLog.p50Millis(), fromLog.p99Millis(), cpuPerOp,
+                    ClientProcess.userMicrosPerOperation(atStart, result.process, processed),
+                    ClientProcess.switchesPerOperation(atStart, result.process, processed),
                     fromLog.errors(), fromLog.firstError());
         } finally {
             deleteTree(logDirectory);
         }
     }
 
-    /** How pgbench ended, what it printed, and the CPU time and context switches it had used when last seen alive. */
-    private record Result(int exitCode, String output, Duration cpu, OptionalLong switches) {
+    /** How pgbench ended, what it printed, and the CPU time (and {@link ClientProcess} reading) it had when last seen alive. */
+    private record Result(int exitCode, String output, Duration cpu, Optional<ClientProcess.Reading> process) {
     }
 
     private Result pgbench(Path scriptFile, int clients, Duration duration, Map<String, String> variables, Path logPrefix)
@@ -122,12 +124,12 @@ final class Pgbench {
         Process process = builder.start();
         long deadline = System.nanoTime() + duration.plus(OVERRUN).toNanos();
         Duration cpu = Duration.ZERO;
-        OptionalLong switches = OptionalLong.empty();
+        Optional<ClientProcess.Reading> reading = Optional.empty();
         // The CPU time of a process can be read only while it lives: poll it, and lose at most the last poll's worth.
         while (!process.waitFor(CPU_POLL.toMillis(), TimeUnit.MILLISECONDS)) {
             cpu = process.info().totalCpuDuration().orElse(cpu);
-            OptionalLong now = ContextSwitches.of(process.pid());
-            switches = now.isPresent() ? now : switches;
+            Optional<ClientProcess.Reading> now = ClientProcess.of(process.pid());
+            reading = now.isPresent() ? now : reading;
             if (System.nanoTime() > deadline) {
                 process.destroyForcibly();
                 throw new IllegalStateException("pgbench ran " + OVERRUN.toSeconds() + " s past its " + duration.toSeconds()
@@ -136,7 +138,7 @@ final class Pgbench {
         }
         String text = Files.readString(output);
         Files.delete(output);
-        return new Result(process.exitValue(), text, cpu, switches);
+        return new Result(process.exitValue(), text, cpu, reading);
     }
 
     /**
@@ -167,7 +169,7 @@ final class Pgbench {
     private static Measurement failed(Result result) {
         String output = result.output.strip();
         String tail = output.length() > 600 ? output.substring(output.length() - 600) : output;
-        return new Measurement(0, 0, 0, 0, Double.NaN, Double.NaN, 1, "pgbench exited with " + result.exitCode + ": " + tail);
+        return new Measurement(0, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, 1, "pgbench exited with " + result.exitCode + ": " + tail);
     }
 
     private static String first(Pattern pattern, String text, String otherwise) {

@@ -10,9 +10,9 @@ import java.util.Locale;
  */
 final class ResultTable {
     private static final String[] COLUMNS =
-            {"section", "measured", "callers", "ops/s", "p50 ms", "p99 ms", "client CPU us/op", "client switches/op",
-                    "compared", "target"};
-    private static final boolean[] NUMERIC = {false, false, true, true, true, true, true, true, false, false};
+            {"section", "measured", "callers", "ops/s", "p50 ms", "p99 ms", "client CPU us/op", "client user us/op",
+                    "client switches/op", "compared", "target"};
+    private static final boolean[] NUMERIC = {false, false, true, true, true, true, true, true, true, false, false};
 
     private final List<String> header;
     private final List<ResultRow> rows;
@@ -35,6 +35,7 @@ final class ResultTable {
                     row.opsPerSecond() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.opsPerSecond()),
                     millis(row.p50Millis()), millis(row.p99Millis()),
                     row.clientCpuMicros() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.clientCpuMicros()),
+                    row.clientUserMicros() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.clientUserMicros()),
                     row.clientSwitches() == null ? "-" : String.format(Locale.ROOT, "%.2f", row.clientSwitches()),
                     row.compared().isEmpty() ? "-" : row.compared(), row.target().isEmpty() ? "-" : row.target()});
         }

@@ -1,0 +1,81 @@
+package dev.idempotency.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * What a client process has spent so far, from Linux's {@code /proc}: the CPU time it ran in user
+ * mode (its own code, not the kernel's on its behalf) and how often its threads were switched off a
+ * CPU, voluntarily (blocked, e.g. on a socket read) or not. A client thread blocked on each round trip
+ * is switched out once per round trip; one serving many connections from one {@code poll} (pgbench)
+ * mostly finds the next answer waiting. Threads that end take their switches along, so read it around
+ * a window in which the client's threads live throughout.
+ */
+final class ClientProcess {
+    /** Linux reports process times in clock ticks of 1/100 s (USER_HZ, fixed for /proc on every architecture we run on). */
+    private static final long MICROS_PER_TICK = 10_000;
+    /** utime's position in /proc/<pid>/stat, counted from the state field that follows the command name. */
+    private static final int UTIME_AFTER_COMMAND = 11;
+
+    /** One reading: user CPU time in microseconds and context switches, both since the process started. */
+    record Reading(long userMicros, long switches) {
+    }
+
+    private ClientProcess() {
+    }
+
+    /** A reading of process {@code pid}; empty where there is no {@code /proc} or the process is gone. */
+    static Optional<Reading> of(long pid) {
+        Path process = Path.of("/proc", Long.toString(pid));
+        long switches = 0;
+        try (DirectoryStream<Path> threads = Files.newDirectoryStream(process.resolve("task"))) {
+            for (Path thread : threads) {
+                switches += switchesOf(thread.resolve("status"));
+            }
+            String stat = Files.readString(process.resolve("stat"));
+            // The command name is in parentheses and may itself hold spaces or parentheses.
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Optional.of(new Reading(Long.parseLong(fields[UTIME_AFTER_COMMAND]) * MICROS_PER_TICK, switches));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** This JVM's. */
+    static Optional<Reading> ofThisProcess() {
+        return of(ProcessHandle.current().pid());
+    }
+
+    /** User CPU microseconds per operation between two readings; NaN when either is missing or nothing ran. */
+    static double userMicrosPerOperation(Optional<Reading> before, Optional<Reading> after, long operations) {
+        if (before.isEmpty() || after.isEmpty() || operations == 0) {
+            return Double.NaN;
+        }
+        return (double) (after.get().userMicros() - before.get().userMicros()) / operations;
+    }
+
+    /** Context switches per operation between two readings; NaN when either is missing or nothing ran. */
+    static double switchesPerOperation(Optional<Reading> before, Optional<Reading> after, long operations) {
+        if (before.isEmpty() || after.isEmpty() || operations == 0) {
+            return Double.NaN;
+        }
+        return (double) (after.get().switches() - before.get().switches()) / operations;
+    }
+
+    private static long switchesOf(Path status) {
+        long sum = 0;
+        try {
+            for (String line : Files.readAllLines(status)) {
+                if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                    sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // A thread that ended between the listing and the read: its counts are gone either way.
+        }
+        return sum;
+    }
+}

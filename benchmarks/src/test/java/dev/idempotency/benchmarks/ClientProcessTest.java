@@ -1,0 +1,50 @@
+package dev.idempotency.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class ClientProcessTest {
+    @Test
+    void aThreadThatSleepsIsCountedOnceAtLeastPerSleep() throws InterruptedException {
+        assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "no Linux /proc here");
+        Optional<ClientProcess.Reading> before = ClientProcess.ofThisProcess();
+        for (int i = 0; i < 20; i++) {
+            Thread.sleep(1);
+        }
+        Optional<ClientProcess.Reading> after = ClientProcess.ofThisProcess();
+
+        assertTrue(ClientProcess.switchesPerOperation(before, after, 20) >= 1.0, before + " then " + after);
+    }
+
+    @Test
+    void userTimeGrowsWithWorkInUserMode() {
+        assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "no Linux /proc here");
+        Optional<ClientProcess.Reading> before = ClientProcess.ofThisProcess();
+        long spinUntil = System.nanoTime() + 300_000_000L;
+        long sink = 0;
+        while (System.nanoTime() < spinUntil) {
+            sink += Long.toString(sink).length();
+        }
+        Optional<ClientProcess.Reading> after = ClientProcess.ofThisProcess();
+
+        // 300 ms of spinning, nearly all of it in user mode; the ticks are 10 ms.
+        assertTrue(ClientProcess.userMicrosPerOperation(before, after, 1) >= 150_000, before + " then " + after + " " + sink);
+    }
+
+    @Test
+    void aProcessThatIsGoneHasNoFigure() {
+        Optional<ClientProcess.Reading> some = Optional.of(new ClientProcess.Reading(100, 5));
+        Optional<ClientProcess.Reading> later = Optional.of(new ClientProcess.Reading(500, 9));
+        assertTrue(ClientProcess.of(Long.MAX_VALUE).isEmpty());
+        assertTrue(Double.isNaN(ClientProcess.switchesPerOperation(some, Optional.empty(), 10)));
+        assertTrue(Double.isNaN(ClientProcess.userMicrosPerOperation(some, later, 0)));
+        assertEquals(0.5, ClientProcess.switchesPerOperation(some, later, 8));
+        assertEquals(50.0, ClientProcess.userMicrosPerOperation(some, later, 8));
+    }
+}
