@@ -199,7 +199,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                     } catch (Exception e) {
                         failed = true;
                         log.error("section {} failed", section.title(), e);
-                        rows.add(new ResultRow(section.title(), "FAILED: " + e.getMessage(), 0, null, null, null, null, null, null, "-",
+                        rows.add(new ResultRow(section.title(), "FAILED: " + e.getMessage(), 0, null, null, null, ClientCost.NONE, "-",
                                 "-"));
                     }
                 }

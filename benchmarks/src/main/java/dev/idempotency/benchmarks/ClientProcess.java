@@ -22,6 +22,8 @@ final class ClientProcess {
 
     /** One reading: user CPU time in microseconds and context switches, both since the process started. */
     record Reading(long userMicros, long switches) {
+        /** What a process has spent when it starts. */
+        static final Reading AT_START = new Reading(0, 0);
     }
 
     private ClientProcess() {
@@ -49,20 +51,21 @@ final class ClientProcess {
         return of(ProcessHandle.current().pid());
     }
 
-    /** User CPU microseconds per operation between two readings; NaN when either is missing or nothing ran. */
-    static double userMicrosPerOperation(Optional<Reading> before, Optional<Reading> after, long operations) {
-        if (before.isEmpty() || after.isEmpty() || operations == 0) {
-            return Double.NaN;
+    /**
+     * What {@code operations} cost the client between two readings, with {@code cpuNanos} of CPU time
+     * measured over the same span; {@link ClientCost#NONE} when nothing ran, and NaN user time and
+     * switches when either reading is missing.
+     */
+    static ClientCost costPerOperation(long cpuNanos, Optional<Reading> before, Optional<Reading> after, long operations) {
+        if (operations == 0) {
+            return ClientCost.NONE;
         }
-        return (double) (after.get().userMicros() - before.get().userMicros()) / operations;
-    }
-
-    /** Context switches per operation between two readings; NaN when either is missing or nothing ran. */
-    static double switchesPerOperation(Optional<Reading> before, Optional<Reading> after, long operations) {
-        if (before.isEmpty() || after.isEmpty() || operations == 0) {
-            return Double.NaN;
+        double cpuMicros = cpuNanos / 1_000.0 / operations;
+        if (before.isEmpty() || after.isEmpty()) {
+            return new ClientCost(cpuMicros, Double.NaN, Double.NaN);
         }
-        return (double) (after.get().switches() - before.get().switches()) / operations;
+        return new ClientCost(cpuMicros, (double) (after.get().userMicros() - before.get().userMicros()) / operations,
+                (double) (after.get().switches() - before.get().switches()) / operations);
     }
 
     private static long switchesOf(Path status) {

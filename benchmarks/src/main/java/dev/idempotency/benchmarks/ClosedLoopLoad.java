@@ -133,9 +133,8 @@ final class ClosedLoopLoad {
         }
         Measurement measured = Measurement.of(all, (end - from) / 1e9, errors.get(), firstError.get());
         return measured.operations() == 0 ? measured
-                : measured.withClientCost((cpuAtEnd - cpuAtStart) / 1_000.0 / measured.operations(),
-                        ClientProcess.userMicrosPerOperation(processAtStart, processAtEnd, measured.operations()),
-                        ClientProcess.switchesPerOperation(processAtStart, processAtEnd, measured.operations()));
+                : measured.withClient(ClientProcess.costPerOperation(cpuAtEnd - cpuAtStart, processAtStart, processAtEnd,
+                        measured.operations()));
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {

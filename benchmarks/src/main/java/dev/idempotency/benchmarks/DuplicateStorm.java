@@ -79,7 +79,7 @@ final class DuplicateStorm implements Section {
             String where = i == 0 ? "one executor" : apart + " executors (as " + apart + " service instances)";
             rows.add(new ResultRow(title(), callers + " callers, one key, " + where + ": last replay after winner returns"
                     + (connections < callers ? " (" + connections + " connections)" : ""), callers, null,
-                    m.p50Millis(), m.p99Millis(), null, null, null,
+                    m.p50Millis(), m.p99Millis(), ClientCost.NONE,
                     m.operations() + " rounds, " + m.errors() + " errors" + (m.firstError() != null ? " (" + m.firstError() + ")" : "")
                             + "; all callers started within " + Targets.format(Measurement.medianOf(releaseSpreads.get(i))) + " ms (p99)",
                     Targets.verdict(m.p99Millis() < LAST_REPLAY_CEILING_MILLIS && m.errors() == 0,
@@ -295,8 +295,8 @@ final class DuplicateStorm implements Section {
 
         Measurement result() {
             Measurement m = Measurement.of(lastReplay, (measureUntil - measureFrom) / 1e9, errors, firstError);
-            return new Measurement(measuredRounds, m.opsPerSecond(), m.p50Millis(), m.p99Millis(), Double.NaN,
-                    Double.NaN, Double.NaN, errors, firstError);
+            return new Measurement(measuredRounds, m.opsPerSecond(), m.p50Millis(), m.p99Millis(), ClientCost.NONE,
+                    errors, firstError);
         }
     }
 }

@@ -69,7 +69,7 @@ final class ExecutorVsPgbench implements Section {
             Measurement before = measured.get(REFERENCES.size() + 1);
             rows.add(ResultRow.of(title(), PaymentCalls.PGJDBC_BEGIN_CELL, callers, before)
                     .compared(Targets.oursOverThis(ours, before) + ", client CPU "
-                            + Targets.format(Targets.ratio(ours.clientCpuMicrosPerOp(), before.clientCpuMicrosPerOp()))));
+                            + Targets.format(Targets.ratio(ours.client().cpuMicros(), before.client().cpuMicros()))));
         }
         run.note("Section 1: executor.sql is the executor's statement sequence, statement for statement, in the "
                 + "executor's flushes (pgbench pipelines); the minimal and fused scripts send their BEGIN with the claim "

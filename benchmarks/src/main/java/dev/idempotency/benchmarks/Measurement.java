@@ -8,12 +8,10 @@ import org.HdrHistogram.Histogram;
 
 /**
  * What one cell of the table measured: operations completed in the measured window, their rate, the
- * 50th and 99th latency percentiles, the client process's CPU time, the user-mode part of it and its
- * context switches ({@link ClientProcess}) per operation (NaN when not measured), and how many
- * operations failed (with the first failure's text).
+ * 50th and 99th latency percentiles, what the client process spent per operation ({@link ClientCost}),
+ * and how many operations failed (with the first failure's text).
  */
-record Measurement(long operations, double opsPerSecond, double p50Millis, double p99Millis,
-                   double clientCpuMicrosPerOp, double clientUserMicrosPerOp, double clientSwitchesPerOp,
+record Measurement(long operations, double opsPerSecond, double p50Millis, double p99Millis, ClientCost client,
                    long errors, String firstError) {
 
     private static final double NANOS_PER_MILLI = 1_000_000.0;
@@ -30,13 +28,12 @@ record Measurement(long operations, double opsPerSecond, double p50Millis, doubl
         return new Measurement(operations, rate,
                 latenciesNanos.getValueAtPercentile(50) / NANOS_PER_MILLI,
                 latenciesNanos.getValueAtPercentile(99) / NANOS_PER_MILLI,
-                Double.NaN, Double.NaN, Double.NaN, errors, firstError);
+                ClientCost.NONE, errors, firstError);
     }
 
-    /** This measurement with the client's CPU time, its user-mode part and context switches per operation. */
-    Measurement withClientCost(double cpuMicrosPerOp, double userMicrosPerOp, double switchesPerOp) {
-        return new Measurement(operations, opsPerSecond, p50Millis, p99Millis, cpuMicrosPerOp, userMicrosPerOp,
-                switchesPerOp, errors, firstError);
+    /** This measurement with what the client spent per operation. */
+    Measurement withClient(ClientCost cost) {
+        return new Measurement(operations, opsPerSecond, p50Millis, p99Millis, cost, errors, firstError);
     }
 
     /** Each figure's median over repetitions of the same cell; errors are summed, not averaged away. */
@@ -48,8 +45,8 @@ record Measurement(long operations, double opsPerSecond, double p50Millis, doubl
         String firstError = runs.stream().map(Measurement::firstError).filter(e -> e != null).findFirst().orElse(null);
         return new Measurement(Math.round(median(runs, m -> m.operations)), median(runs, Measurement::opsPerSecond),
                 median(runs, Measurement::p50Millis), median(runs, Measurement::p99Millis),
-                median(runs, Measurement::clientCpuMicrosPerOp), median(runs, Measurement::clientUserMicrosPerOp),
-                median(runs, Measurement::clientSwitchesPerOp), errors, firstError);
+                new ClientCost(median(runs, m -> m.client.cpuMicros()), median(runs, m -> m.client.userMicros()),
+                        median(runs, m -> m.client.switches())), errors, firstError);
     }
 
     private static double median(List<Measurement> runs, ToDoubleFunction<Measurement> figure) {

@@ -57,9 +57,9 @@ final class PeerOutbox implements Section {
                 + RelayBenchSettings.RELAY_POOL_SIZE + ". Both timed until their outbox holds nothing pending.");
         return List.of(
                 new ResultRow(title(), "ours: 1 relay drains " + events + " events, no-op publisher", 1, ours.opsPerSecond(),
-                        null, null, null, null, null, String.format(Locale.ROOT, "%.1f s", events / ours.opsPerSecond()), ""),
+                        null, null, ClientCost.NONE, String.format(Locale.ROOT, "%.1f s", events / ours.opsPerSecond()), ""),
                 new ResultRow(title(), "gruelbox transaction-outbox drains " + events + " events, no-op target", 1,
-                        theirs.opsPerSecond(), null, null, null, null, null,
+                        theirs.opsPerSecond(), null, null, ClientCost.NONE,
                         String.format(Locale.ROOT, "%.1f s; ours/theirs %s", events / theirs.opsPerSecond(), Targets.format(ratio)),
                         "reported only"));
     }

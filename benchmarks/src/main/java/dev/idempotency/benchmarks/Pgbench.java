@@ -92,12 +92,10 @@ final class Pgbench {
                     failed > 0 ? "pgbench counted " + failed + " failed transactions" : null);
             // pgbench's own rate excludes connection set-up; the percentiles come from its log.
             long processed = firstLong(PROCESSED, result.output, fromLog.operations());
-            double cpuPerOp = processed == 0 ? Double.NaN : result.cpu.toNanos() / 1_000.0 / processed;
             // Counted from the process's start, as its CPU time is.
-            Optional<ClientProcess.Reading> atStart = Optional.of(new ClientProcess.Reading(0, 0));
-            return new Measurement(processed, tps, fromLog.p50Millis(), fromLog.p99Millis(), cpuPerOp,
-                    ClientProcess.userMicrosPerOperation(atStart, result.process, processed),
-                    ClientProcess.switchesPerOperation(atStart, result.process, processed),
+            ClientCost cost = ClientProcess.costPerOperation(result.cpu.toNanos(), Optional.of(ClientProcess.Reading.AT_START),
+                    result.process, processed);
+            return new Measurement(processed, tps, fromLog.p50Millis(), fromLog.p99Millis(), cost,
                     fromLog.errors(), fromLog.firstError());
         } finally {
             deleteTree(logDirectory);
@@ -169,7 +167,7 @@ final class Pgbench {
     private static Measurement failed(Result result) {
         String output = result.output.strip();
         String tail = output.length() > 600 ? output.substring(output.length() - 600) : output;
-        return new Measurement(0, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, 1, "pgbench exited with " + result.exitCode + ": " + tail);
+        return new Measurement(0, 0, 0, 0, ClientCost.NONE, 1, "pgbench exited with " + result.exitCode + ": " + tail);
     }
 
     private static String first(Pattern pattern, String text, String otherwise) {

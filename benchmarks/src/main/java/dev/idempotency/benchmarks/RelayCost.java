@@ -83,13 +83,13 @@ final class RelayCost implements Section {
                             + "per event, pg_waldump); ", cost.schemaWalBytes / events, cost.schemaWalRecords / events,
                             cost.schemaWalImages / events);
             rows.add(new ResultRow(TITLE, design.prefix() + "drain " + events + " events: WAL bytes per event", 1,
-                    cost.eventsPerSecond, null, null, null, null, null,
+                    cost.eventsPerSecond, null, null, ClientCost.NONE,
                     bySchema + String.format(Locale.ROOT, "whole cluster %.1f bytes/event (%.1f MB over the drain; %.2f WAL records and %.3f "
                                     + "full-page images per event; the cluster wrote %.1f kB/s in the second before, with no relay)",
                             cost.walBytes / events, cost.walBytes / 1e6, cost.walRecords / events, cost.fullPageImages / events,
                             cost.quietWalBytesPerSecond / 1e3), "reported only"));
             rows.add(new ResultRow(TITLE, design.prefix() + "drain " + events + " events: dead tuples left in the outbox", 1,
-                    null, null, null, null, null, null,
+                    null, null, null, ClientCost.NONE,
                     String.format(Locale.ROOT, "dead row versions made %.0f (%.2f per event: n_tup_upd +%.0f, HOT +%.0f, n_tup_del +%.0f); "
                                     + "n_dead_tup after %.0f (%.2f per event; on-access pruning may already have reclaimed some heap space, "
                                     + "not index entries); %s; table+indexes %.1f -> %.1f MB; %s: n_dead_tup %.0f, n_tup_upd +%.0f%s",

@@ -57,7 +57,7 @@ final class RelayLatency implements Section {
         });
         double achieved = committed[0] / (double) run.settings().window().toSeconds();
         ResultRow row = new ResultRow(title(), String.format(Locale.ROOT, "commit to publish at %d events/s", rate), 1,
-                m.opsPerSecond(), m.p50Millis(), m.p99Millis(), null, null, null,
+                m.opsPerSecond(), m.p50Millis(), m.p99Millis(), ClientCost.NONE,
                 String.format(Locale.ROOT, "%d events measured, %.0f commits/s achieved%s", m.operations(), achieved,
                         m.errors() > 0 ? ", ERRORS: " + m.errors() + " (" + m.firstError() + ")" : ""),
                 Targets.verdict(m.p50Millis() < P50_CEILING_MILLIS && m.p99Millis() < P99_CEILING_MILLIS && m.errors() == 0,
@@ -65,7 +65,7 @@ final class RelayLatency implements Section {
         List<ResultRow> rows = new java.util.ArrayList<>(List.of(row));
         if (relayOwn[0] != null && relayOwn[0].getTotalCount() > 0) {
             rows.add(new ResultRow(title(), "relay listener: created_at to ack (database clock)", 1, null,
-                    relayOwn[0].getValueAtPercentile(50) / 1e6, relayOwn[0].getValueAtPercentile(99) / 1e6, null, null, null,
+                    relayOwn[0].getValueAtPercentile(50) / 1e6, relayOwn[0].getValueAtPercentile(99) / 1e6, ClientCost.NONE,
                     "includes the writing transaction", ""));
         }
         run.note("Section 6: " + PRODUCERS + " producer threads (pool of " + PRODUCERS + ") each call executor.run writing one "

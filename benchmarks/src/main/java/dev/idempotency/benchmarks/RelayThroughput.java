@@ -84,12 +84,12 @@ final class RelayThroughput implements Section {
     }
 
     static Measurement drained(long events, double seconds) {
-        return new Measurement(events, events / seconds, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, null);
+        return new Measurement(events, events / seconds, Double.NaN, Double.NaN, ClientCost.NONE, 0, null);
     }
 
     private static ResultRow row(BenchmarkRun run, String measured, int instances, Measurement m, String compared) {
         String took = String.format(Locale.ROOT, "%.1f s", m.operations() / m.opsPerSecond());
-        return new ResultRow("5 relay throughput", measured, instances, m.opsPerSecond(), null, null, null, null, null,
+        return new ResultRow("5 relay throughput", measured, instances, m.opsPerSecond(), null, null, ClientCost.NONE,
                 compared.isEmpty() ? took : took + "; " + compared, "");
     }
 

@@ -34,12 +34,15 @@ final class ResultTable {
             cells.add(new String[] {row.section(), row.measured(), Integer.toString(row.callers()),
                     row.opsPerSecond() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.opsPerSecond()),
                     millis(row.p50Millis()), millis(row.p99Millis()),
-                    row.clientCpuMicros() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.clientCpuMicros()),
-                    row.clientUserMicros() == null ? "-" : String.format(Locale.ROOT, "%.0f", row.clientUserMicros()),
-                    row.clientSwitches() == null ? "-" : String.format(Locale.ROOT, "%.2f", row.clientSwitches()),
+                    figure("%.0f", row.client().cpuMicros()), figure("%.0f", row.client().userMicros()),
+                    figure("%.2f", row.client().switches()),
                     row.compared().isEmpty() ? "-" : row.compared(), row.target().isEmpty() ? "-" : row.target()});
         }
         return cells;
+    }
+
+    private static String figure(String format, double value) {
+        return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, format, value);
     }
 
     private static String millis(Double value) {

@@ -61,7 +61,7 @@ final class SweeperThroughput implements Section {
 
         Measurement rotation = run.cell("sweeper rotation (" + rows + " consumed events)", 1, () -> rotate(run, rows));
         result.add(new ResultRow(TITLE, "rotate: truncate a consumed generation of " + rows + " events", 1, rotation.opsPerSecond(),
-                null, null, null, null, null, String.format(Locale.ROOT, "%.0f ms for the sweepOnce() that rotated (count of the "
+                null, null, ClientCost.NONE, String.format(Locale.ROOT, "%.0f ms for the sweepOnce() that rotated (count of the "
                         + "generation, lock, truncate, switch); %d events in the current generation kept",
                         1000.0 * rows / rotation.opsPerSecond(), Math.max(1, rows / 10)),
                 "reported only: no per-row purge of events any more"));
@@ -89,7 +89,7 @@ final class SweeperThroughput implements Section {
                     m.operations() / m.opsPerSecond(), setting.batchSize(), setting.maxBatchesPerSweep(),
                     setting.interval().toSeconds(), sustained);
             result.add(new ResultRow(TITLE, "purge " + rows + " expired keys, " + setting.name(), 1, m.opsPerSecond(),
-                    null, null, null, null, null, compared, "")
+                    null, null, ClientCost.NONE, compared, "")
                     .target(Targets.verdict(sustained >= RELAY_RATE, String.format(Locale.ROOT, "sustained >= %.0f rows/s", RELAY_RATE))));
         }
         run.note("Section 8: events are removed a generation table at a time (V4). The rotation row: " + rows + " events in "
@@ -180,7 +180,7 @@ final class SweeperThroughput implements Section {
                 throw new IllegalStateException("the rotation removed " + removed + " of " + rows + " events, left " + left
                         + " where " + liveRows + " must stay, and moved writers from generation " + before + " to " + generation);
             }
-            return new Measurement(rows, rows / seconds, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, null);
+            return new Measurement(rows, rows / seconds, Double.NaN, Double.NaN, ClientCost.NONE, 0, null);
         }
     }
 
@@ -211,7 +211,7 @@ final class SweeperThroughput implements Section {
                 throw new IllegalStateException("the sweeper purged " + purged + " of " + rows + " expired keys and left "
                         + remaining + " where " + liveRows + " must stay");
             }
-            return new Measurement(rows, rows / seconds, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, null);
+            return new Measurement(rows, rows / seconds, Double.NaN, Double.NaN, ClientCost.NONE, 0, null);
         }
     }
 }

@@ -41,7 +41,7 @@ class BenchmarkRunTest {
     private static BenchmarkRun.Cell cell(String name, int callers, List<String> measured) {
         return new BenchmarkRun.Cell(name, callers, () -> {
             measured.add(name + " @ " + callers);
-            return new Measurement(1, 1, 1, 1, Double.NaN, Double.NaN, Double.NaN, 0, null);
+            return new Measurement(1, 1, 1, 1, ClientCost.NONE, 0, null);
         });
     }
 

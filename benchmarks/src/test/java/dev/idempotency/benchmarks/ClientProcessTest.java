@@ -19,7 +19,7 @@ class ClientProcessTest {
         }
         Optional<ClientProcess.Reading> after = ClientProcess.ofThisProcess();
 
-        assertTrue(ClientProcess.switchesPerOperation(before, after, 20) >= 1.0, before + " then " + after);
+        assertTrue(ClientProcess.costPerOperation(0, before, after, 20).switches() >= 1.0, before + " then " + after);
     }
 
     @Test
@@ -34,7 +34,7 @@ class ClientProcessTest {
         Optional<ClientProcess.Reading> after = ClientProcess.ofThisProcess();
 
         // 300 ms of spinning, nearly all of it in user mode; the ticks are 10 ms.
-        assertTrue(ClientProcess.userMicrosPerOperation(before, after, 1) >= 150_000, before + " then " + after + " " + sink);
+        assertTrue(ClientProcess.costPerOperation(0, before, after, 1).userMicros() >= 150_000, before + " then " + after + " " + sink);
     }
 
     @Test
@@ -42,9 +42,8 @@ class ClientProcessTest {
         Optional<ClientProcess.Reading> some = Optional.of(new ClientProcess.Reading(100, 5));
         Optional<ClientProcess.Reading> later = Optional.of(new ClientProcess.Reading(500, 9));
         assertTrue(ClientProcess.of(Long.MAX_VALUE).isEmpty());
-        assertTrue(Double.isNaN(ClientProcess.switchesPerOperation(some, Optional.empty(), 10)));
-        assertTrue(Double.isNaN(ClientProcess.userMicrosPerOperation(some, later, 0)));
-        assertEquals(0.5, ClientProcess.switchesPerOperation(some, later, 8));
-        assertEquals(50.0, ClientProcess.userMicrosPerOperation(some, later, 8));
+        assertTrue(Double.isNaN(ClientProcess.costPerOperation(8_000, some, Optional.empty(), 10).switches()));
+        assertTrue(Double.isNaN(ClientProcess.costPerOperation(8_000, some, later, 0).userMicros()));
+        assertEquals(new ClientCost(1.0, 50.0, 0.5), ClientProcess.costPerOperation(8_000, some, later, 8));
     }
 }
