@@ -9,6 +9,10 @@ final class BenchmarkSql {
     static final String INSERT_PAYMENT = """
             INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :amount)""";
 
+    /** {@link #INSERT_PAYMENT} with JDBC's {@code ?} parameters (tenant, amount), for a callback on plain JDBC. */
+    static final String INSERT_PAYMENT_POSITIONAL = """
+            INSERT INTO <schema>.payments (tenant_id, amount) VALUES (?, ?)""";
+
     /** The Redis alternative's outbox event: a plain insert, as an application without the library writes it. */
     static final String INSERT_OUTBOX_EVENT = """
             INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload)

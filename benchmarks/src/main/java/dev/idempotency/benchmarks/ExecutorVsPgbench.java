@@ -8,7 +8,8 @@ import java.util.List;
  * payment and one outbox event, then pgbench running the executor's exact statements
  * (executor.sql), shared's minimal four statements (executor-minimal.sql) and their fused form; and
  * the executor as it was before its claim carried the transaction's BEGIN (pgjdbc sending it), in
- * the same rounds, so the table shows what that saves.
+ * the same rounds, so the table shows what that saves; and the executor whose callback inserts on
+ * plain JDBC, so it shows how much of the gap to pgbench is Jdbi's work in the callback.
  * Targets (issue 14): at least 0.95 of pgbench's executor.sql throughput up to 8 callers, 0.90 above.
  */
 final class ExecutorVsPgbench implements Section {
@@ -38,12 +39,16 @@ final class ExecutorVsPgbench implements Section {
         return "1 executor vs pgbench";
     }
 
-    /** The executor, then each reference script, then the executor with pgjdbc's BEGIN (what it was before). */
+    /**
+     * The executor, then each reference script, then the executor with pgjdbc's BEGIN (what it was
+     * before), then the executor with its callback's insert on plain JDBC.
+     */
     @Override
     public List<BenchmarkRun.Cell> cells(BenchmarkRun run, int callers) {
         List<BenchmarkRun.Cell> cells = new ArrayList<>(List.of(PaymentCalls.executorCell(run, callers)));
         REFERENCES.forEach(reference -> cells.add(PaymentCalls.pgbenchCell(run, reference.script(), callers)));
         cells.add(PaymentCalls.pgjdbcBeginCell(run, callers));
+        cells.add(PaymentCalls.plainJdbcCallbackCell(run, callers));
         return cells;
     }
 
@@ -70,10 +75,19 @@ final class ExecutorVsPgbench implements Section {
             rows.add(ResultRow.of(title(), PaymentCalls.PGJDBC_BEGIN_CELL, callers, before)
                     .compared(Targets.oursOverThis(ours, before) + ", client CPU "
                             + Targets.format(Targets.ratio(ours.client().cpuMicros(), before.client().cpuMicros()))));
+            Measurement plainJdbc = measured.get(REFERENCES.size() + 2);
+            Measurement exact = measured.get(1);
+            rows.add(ResultRow.of(title(), PaymentCalls.PLAIN_JDBC_CALLBACK_CELL, callers, plainJdbc)
+                    .compared(Targets.oursOverThis(ours, plainJdbc) + ", client CPU "
+                            + Targets.format(Targets.ratio(ours.client().cpuMicros(), plainJdbc.client().cpuMicros()))
+                            + "; this/executor.sql: ops " + Targets.format(Targets.ratio(plainJdbc.opsPerSecond(),
+                            exact.opsPerSecond()))));
         }
         run.note("Section 1: executor.sql is the executor's statement sequence, statement for statement, in the "
                 + "executor's flushes (pgbench pipelines); the minimal and fused scripts send their BEGIN with the claim "
-                + "and their COMMIT with the last statements, the fewest round trips their work allows.");
+                + "and their COMMIT with the last statements, the fewest round trips their work allows. The plain-JDBC "
+                + "row is the same call with the callback's insert sent through a JDBC statement on the handle's "
+                + "connection: its ratio to executor.sql is the executor's without Jdbi's work in the callback.");
         return rows;
     }
 }

@@ -3,6 +3,8 @@ package dev.idempotency.benchmarks;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -27,6 +29,11 @@ final class PaymentCalls {
      * as every call did before the claim carried it: its Jdbi has another transaction handler.
      */
     static final String PGJDBC_BEGIN_CELL = "executor.run, pgjdbc's BEGIN (another Jdbi transaction handler)";
+    /**
+     * The same executor whose callback sends the payment insert on plain JDBC (the handle's connection)
+     * instead of through Jdbi: what the executor costs without Jdbi's per-statement work in the callback.
+     */
+    static final String PLAIN_JDBC_CALLBACK_CELL = "executor.run, the callback's insert on plain JDBC";
     static final String BARE_CELL = "bare Jdbi tx: payment";
 
     private PaymentCalls() {
@@ -75,6 +82,27 @@ final class PaymentCalls {
         });
     }
 
+    /**
+     * {@link #executorPayment} with the payment inserted through a JDBC statement on the handle's
+     * connection, as a callback tuned for speed would; {@code insertPayment} has {@code ?} parameters.
+     */
+    static void executorCallOnPlainJdbc(PostgresIdempotentExecutor executor, String insertPayment, String key)
+            throws SQLException {
+        long amount = amount();
+        Outcome<Long> outcome = executor.run(key, TENANT, Long.class, tx -> {
+            try (PreparedStatement insert = tx.handle().getConnection().prepareStatement(insertPayment)) {
+                insert.setString(1, TENANT);
+                insert.setLong(2, amount);
+                insert.executeUpdate();
+            }
+            tx.outbox().publish(TOPIC, Long.toString(amount), Map.of("amount", amount));
+            return amount;
+        });
+        if (outcome.replayed()) {
+            throw new IllegalStateException("a fresh key " + key + " was replayed");
+        }
+    }
+
     /** The executor at {@code callers} concurrent callers, on a pool of as many connections. */
     static Measurement executor(BenchmarkRun run, int callers) throws Exception {
         return run.cell(executorCell(run, callers));
@@ -91,14 +119,32 @@ final class PaymentCalls {
                 PostgresIdempotentExecutor.builder(jdbi(pool).setTransactionHandler(new SerializableTransactionRunner())));
     }
 
+    /** The executor's cell with the callback's insert on plain JDBC ({@link #PLAIN_JDBC_CALLBACK_CELL}). */
+    static BenchmarkRun.Cell plainJdbcCallbackCell(BenchmarkRun run, int callers) {
+        return executorCell(run, callers, PLAIN_JDBC_CALLBACK_CELL, "executor-plain-jdbc", PostgresIdempotentExecutor::builder,
+                BenchmarkSql.INSERT_PAYMENT_POSITIONAL, PaymentCalls::executorCallOnPlainJdbc);
+    }
+
     private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName,
                                                   Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder) {
+        return executorCell(run, callers, name, poolName, builder, BenchmarkSql.INSERT_PAYMENT, PaymentCalls::executorCall);
+    }
+
+    /** One executor call with a fresh key, given the rendered payment insert. */
+    @FunctionalInterface
+    private interface ExecutorCall {
+        void call(PostgresIdempotentExecutor executor, String insertPayment, String key) throws Exception;
+    }
+
+    private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName,
+                                                  Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder,
+                                                  String insertPaymentTemplate, ExecutorCall call) {
         return new BenchmarkRun.Cell(name, callers, () -> {
             try (HikariDataSource pool = run.database().pool(poolName + "-" + callers, callers)) {
                 PostgresIdempotentExecutor executor = builder.apply(pool).config(run.executorConfig()).build();
-                String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+                String insertPayment = BenchmarkSql.render(insertPaymentTemplate, run.database().schema());
                 return ClosedLoopLoad.run(poolName, callers, run.settings().callerThreads(), run.warmup(name),
-                        run.settings().window(), () -> executorCall(executor, insertPayment, freshKey()));
+                        run.settings().window(), () -> call.call(executor, insertPayment, freshKey()));
             }
         });
     }

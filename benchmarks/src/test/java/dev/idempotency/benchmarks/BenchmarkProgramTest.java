@@ -37,12 +37,14 @@ class BenchmarkProgramTest {
         assertFalse(run.output().contains("ERRORS"), run.output());
 
         List<String> pgbench = run.rows("1 executor vs pgbench");
-        assertEquals(5, pgbench.size(), run.output());
+        assertEquals(6, pgbench.size(), run.output());
         assertTrue(pgbench.get(0).contains("executor.run"), run.output());
-        for (String row : pgbench.subList(1, 5)) {
+        for (String row : pgbench.subList(1, 6)) {
             assertTrue(row.matches(".*ours/this: ops \\d+\\.\\d\\d, p50 \\d+\\.\\d\\d.*"), row);
         }
         assertTrue(pgbench.get(4).matches(".*pgjdbc's BEGIN.*client CPU \\d+\\.\\d\\d.*"), pgbench.get(4));
+        assertTrue(pgbench.get(5).matches(".*plain JDBC.*client CPU \\d+\\.\\d\\d; this/executor.sql: ops \\d+\\.\\d\\d.*"),
+                pgbench.get(5));
         // Issue 14's target applies from one caller on.
         assertTrue(pgbench.get(1).matches(".*executor.sql.*(met|NOT MET): ops ratio >= 0.95.*"), pgbench.get(1));
         List<String> overhead = run.rows("2 executor vs bare tx");
