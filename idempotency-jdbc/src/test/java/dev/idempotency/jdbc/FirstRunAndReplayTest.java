@@ -9,10 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.ResultNotStorableException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -190,6 +194,41 @@ class FirstRunAndReplayTest {
 
         assertTrue(replay.replayed());
         assertEquals("ch_1", replay.result().get("charge").asText());
+    }
+
+    /** README, "Quick start": a callback may write on the handle's JDBC connection, in the same transaction. */
+    @Test
+    void writesOnTheHandlesJdbcConnectionCommitWithTheResultAndAreUndoneByADeclaredFailure() throws SQLException {
+        String key = newKey();
+        String declined = newKey();
+
+        Outcome<Long> first = executor.run(key, "t1", Long.class, tx -> insertPaymentOnJdbc(tx, 700));
+        Outcome<Long> replay = executor.run(key, "t1", Long.class, tx -> insertPaymentOnJdbc(tx, 700));
+        BusinessFailure failure = assertThrows(BusinessFailure.class, () -> executor.run(declined, "t1", Long.class, tx -> {
+            insertPaymentOnJdbc(tx, 700);
+            throw new BusinessFailure("card_declined", "The card was declined");
+        }));
+
+        assertTrue(replay.replayed());
+        assertEquals(first.result(), replay.result());
+        assertEquals(1, db.payments(key, "t1"));
+        assertEquals("card_declined", failure.code());
+        assertEquals(0, db.payments(declined, "t1"));
+        assertEquals("failed", db.keyRow(declined, "t1").get("status"));
+    }
+
+    /** {@link ExecutorFixture#insertPayment} as a plain JDBC statement on the handle's connection. */
+    private static long insertPaymentOnJdbc(PostgresTransaction tx, long amount) throws SQLException {
+        try (PreparedStatement insert = tx.handle().getConnection()
+                .prepareStatement("INSERT INTO payments (tenant_id, request_key, amount) VALUES (?, ?, ?) RETURNING id")) {
+            insert.setString(1, tx.tenant());
+            insert.setString(2, tx.key());
+            insert.setLong(3, amount);
+            try (ResultSet row = insert.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        }
     }
 
     @Test
