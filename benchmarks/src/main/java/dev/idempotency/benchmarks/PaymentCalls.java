@@ -51,7 +51,10 @@ final class PaymentCalls {
 
     /** One idempotent payment through {@code executor}: first runs only, a replay is an error. */
     static void executorCall(PostgresIdempotentExecutor executor, String insertPayment, String key) {
-        Outcome<Long> outcome = executorPayment(executor, insertPayment, key);
+        requireFirstRun(executorPayment(executor, insertPayment, key), key);
+    }
+
+    private static void requireFirstRun(Outcome<Long> outcome, String key) {
         if (outcome.replayed()) {
             throw new IllegalStateException("a fresh key " + key + " was replayed");
         }
@@ -98,9 +101,7 @@ final class PaymentCalls {
             tx.outbox().publish(TOPIC, Long.toString(amount), Map.of("amount", amount));
             return amount;
         });
-        if (outcome.replayed()) {
-            throw new IllegalStateException("a fresh key " + key + " was replayed");
-        }
+        requireFirstRun(outcome, key);
     }
 
     /** The executor at {@code callers} concurrent callers, on a pool of as many connections. */
