@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.jdbc.PostgresTransaction;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
@@ -76,32 +77,41 @@ final class PaymentCalls {
     /** {@link #executorPayment}, whose callback, if it runs, first runs {@code beforeInsert}. */
     static Outcome<Long> executorPayment(PostgresIdempotentExecutor executor, String insertPayment, String key,
                                          Runnable beforeInsert) {
-        long amount = amount();
-        return executor.run(key, TENANT, Long.class, tx -> {
-            beforeInsert.run();
-            tx.handle().createUpdate(insertPayment).bind("tenant", TENANT).bind("amount", amount).execute();
-            tx.outbox().publish(TOPIC, Long.toString(amount), Map.of("amount", amount));
-            return amount;
-        });
+        return payment(executor, key, beforeInsert, (tx, amount) ->
+                tx.handle().createUpdate(insertPayment).bind("tenant", TENANT).bind("amount", amount).execute());
     }
 
     /**
-     * {@link #executorPayment} with the payment inserted through a JDBC statement on the handle's
+     * {@link #executorCall} with the payment inserted through a JDBC statement on the handle's
      * connection, as a callback tuned for speed would; {@code insertPayment} has {@code ?} parameters.
      */
     static void executorCallOnPlainJdbc(PostgresIdempotentExecutor executor, String insertPayment, String key)
             throws SQLException {
-        long amount = amount();
-        Outcome<Long> outcome = executor.run(key, TENANT, Long.class, tx -> {
+        requireFirstRun(payment(executor, key, () -> { }, (tx, amount) -> {
             try (PreparedStatement insert = tx.handle().getConnection().prepareStatement(insertPayment)) {
                 insert.setString(1, TENANT);
                 insert.setLong(2, amount);
                 insert.executeUpdate();
             }
+        }), key);
+    }
+
+    /** How a callback inserts the payment row of {@code amount}. */
+    @FunctionalInterface
+    private interface PaymentInsert<X extends Exception> {
+        void insert(PostgresTransaction tx, long amount) throws X;
+    }
+
+    /** The executor's call with {@code key}: {@code beforeInsert}, the payment row, one outbox event, the amount as result. */
+    private static <X extends Exception> Outcome<Long> payment(PostgresIdempotentExecutor executor, String key,
+                                                               Runnable beforeInsert, PaymentInsert<X> insert) throws X {
+        long amount = amount();
+        return executor.run(key, TENANT, Long.class, tx -> {
+            beforeInsert.run();
+            insert.insert(tx, amount);
             tx.outbox().publish(TOPIC, Long.toString(amount), Map.of("amount", amount));
             return amount;
         });
-        requireFirstRun(outcome, key);
     }
 
     /** The executor at {@code callers} concurrent callers, on a pool of as many connections. */
