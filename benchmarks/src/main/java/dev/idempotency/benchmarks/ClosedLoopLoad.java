@@ -132,9 +132,8 @@ final class ClosedLoopLoad {
             end = Math.max(end, returned);
         }
         Measurement measured = Measurement.of(all, (end - from) / 1e9, errors.get(), firstError.get());
-        return measured.operations() == 0 ? measured
-                : measured.withClient(ClientProcess.costPerOperation(cpuAtEnd - cpuAtStart, processAtStart, processAtEnd,
-                        measured.operations()));
+        return measured.withClient(ClientProcess.costPerOperation(cpuAtEnd - cpuAtStart, processAtStart, processAtEnd,
+                measured.operations()));
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {
