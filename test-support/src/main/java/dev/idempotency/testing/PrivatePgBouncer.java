@@ -11,10 +11,14 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.postgresql.Driver;
 
@@ -23,9 +27,19 @@ import org.postgresql.Driver;
  * {@link TestDatabase}, with a few server connections so that clients share backends. Started from a
  * temporary directory with a generated ini; {@link #close()} stops it and removes the directory.
  * Never touches a system-wide PgBouncer.
+ *
+ * <p>Two kinds: one that passes clients' named prepared statements through untouched ({@link #start},
+ * any version, Debian's package first), and one that tracks them per server connection
+ * ({@link #startTrackingStatements}, PgBouncer 1.21 or later: the binary named by
+ * {@value #BINARY_VARIABLE} or an installed one that is new enough).
  */
 public final class PrivatePgBouncer implements AutoCloseable {
-    private static final List<Path> BINARIES = List.of(Path.of("/usr/sbin/pgbouncer"), Path.of("/usr/bin/pgbouncer"));
+    /** Environment variable naming a PgBouncer binary to use besides the installed one, e.g. one 1.21 or later. */
+    public static final String BINARY_VARIABLE = "IDEMPOTENCY_TEST_PGBOUNCER";
+    private static final List<Path> INSTALLED = List.of(Path.of("/usr/sbin/pgbouncer"), Path.of("/usr/bin/pgbouncer"));
+    /** The first release that tracks protocol-level named prepared statements (max_prepared_statements). */
+    private static final int TRACKING_SINCE_MINOR = 21;
+    private static final Pattern VERSION = Pattern.compile("PgBouncer (\\d+)\\.(\\d+)");
 
     private final Path directory;
     private final Process process;
@@ -46,10 +60,63 @@ public final class PrivatePgBouncer implements AutoCloseable {
         return start(serverConnections, "transaction");
     }
 
-    /** Starts a PgBouncer with {@code poolMode} (session, transaction or statement). */
+    /**
+     * Starts a PgBouncer with {@code poolMode} (session, transaction or statement) that passes named
+     * prepared statements through to whichever server connection a client gets (max_prepared_statements
+     * 0, the default before 1.22).
+     */
     public static PrivatePgBouncer start(int serverConnections, String poolMode) {
-        Path binary = BINARIES.stream().filter(Files::isExecutable).findFirst().orElseThrow(() -> new IllegalStateException(
-                "pgbouncer is not installed (looked for " + BINARIES + "): install it with `apt-get install pgbouncer`"));
+        List<Path> candidates = new ArrayList<>(INSTALLED);
+        variableBinary().ifPresent(candidates::add);
+        Path binary = candidates.stream().filter(Files::isExecutable).findFirst().orElseThrow(() -> new IllegalStateException(
+                "pgbouncer is not installed (looked for " + candidates + "): install it with `apt-get install pgbouncer`"));
+        boolean canTrack = canTrackStatements(binary);
+        return start(binary, serverConnections, poolMode, canTrack ? List.of("max_prepared_statements = 0") : List.of());
+    }
+
+    /**
+     * Starts a PgBouncer 1.21 or later in transaction mode that tracks clients' named prepared
+     * statements, keeping at most {@code maxPreparedStatements} prepared on each server connection (the
+     * least recently used are closed there and prepared again when a client uses them).
+     */
+    public static PrivatePgBouncer startTrackingStatements(int serverConnections, int maxPreparedStatements) {
+        List<Path> candidates = new ArrayList<>();
+        variableBinary().ifPresent(candidates::add);
+        candidates.addAll(INSTALLED);
+        Path binary = candidates.stream().filter(Files::isExecutable)
+                .filter(PrivatePgBouncer::canTrackStatements).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no PgBouncer 1." + TRACKING_SINCE_MINOR + " or later (looked at "
+                        + candidates + "; Debian 12 packages 1.18): set " + BINARY_VARIABLE + " to one, as `.ci/run` does "
+                        + "after building Debian 13's source package"));
+        return start(binary, serverConnections, "transaction", List.of("max_prepared_statements = " + maxPreparedStatements));
+    }
+
+    private static Optional<Path> variableBinary() {
+        String named = System.getenv(BINARY_VARIABLE);
+        return named == null || named.isBlank() ? Optional.empty() : Optional.of(Path.of(named));
+    }
+
+    /** Whether {@code binary} is PgBouncer 1.21 or later, by what {@code pgbouncer --version} says ("PgBouncer 1.18.0"). */
+    private static boolean canTrackStatements(Path binary) {
+        try {
+            Process process = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true).start();
+            String output = new String(process.getInputStream().readAllBytes());
+            process.waitFor(10, TimeUnit.SECONDS);
+            Matcher matcher = VERSION.matcher(output);
+            if (!matcher.find()) {
+                throw new IllegalStateException(binary + " --version did not name a PgBouncer version: " + output.strip());
+            }
+            int major = Integer.parseInt(matcher.group(1));
+            return major > 1 || Integer.parseInt(matcher.group(2)) >= TRACKING_SINCE_MINOR;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while asking " + binary + " its version", e);
+        }
+    }
+
+    private static PrivatePgBouncer start(Path binary, int serverConnections, String poolMode, List<String> settings) {
         TestDatabase target = TestDatabase.get();
         Properties url = Driver.parseURL(target.url(), null);
         if (url == null) {
@@ -66,7 +133,7 @@ public final class PrivatePgBouncer implements AutoCloseable {
             for (int attempt = 0; attempt < 3; attempt++) {
                 int port = freePort();
                 Path ini = directory.resolve("pgbouncer.ini");
-                Files.writeString(ini, String.join("\n",
+                List<String> lines = new ArrayList<>(List.of(
                         "[databases]",
                         database + " = host=" + url.getProperty("PGHOST").split(",")[0] + " port="
                                 + url.getProperty("PGPORT").split(",")[0] + " dbname=" + database + " user=" + user
@@ -83,8 +150,10 @@ public final class PrivatePgBouncer implements AutoCloseable {
                         "max_client_conn = 500",
                         "ignore_startup_parameters = extra_float_digits",
                         "logfile = " + directory.resolve("pgbouncer.log"),
-                        "pidfile = " + directory.resolve("pgbouncer.pid"),
-                        ""));
+                        "pidfile = " + directory.resolve("pgbouncer.pid")));
+                lines.addAll(settings);
+                lines.add("");
+                Files.writeString(ini, String.join("\n", lines));
                 Files.writeString(directory.resolve("userlist.txt"), "\"" + user + "\" \"\"\n");
                 for (String file : List.of("pgbouncer.ini", "userlist.txt")) {
                     Files.setPosixFilePermissions(directory.resolve(file), PosixFilePermissions.fromString("rw-r--r--"));
