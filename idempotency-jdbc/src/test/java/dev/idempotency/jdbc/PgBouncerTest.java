@@ -167,6 +167,54 @@ class PgBouncerTest {
         }
     }
 
+    @Test
+    void theProbeClearsAPoolerThatTracksNamedStatements() {
+        try (PrivatePgBouncer tracking = PrivatePgBouncer.startTrackingStatements(3, 100);
+             HikariDataSource plain = tracking.pool(2, "")) {
+            assertEquals(PoolerProbe.Verdict.TRACKED, PoolerProbe.check(Jdbi.create(plain), "test"));
+        }
+    }
+
+    /**
+     * PgBouncer 1.21+ with max_prepared_statements: a plain URL (pgjdbc names statements after 5 uses)
+     * is accepted, every call commits exactly once, and a call takes the same two round trips as on a
+     * direct connection (the claim with its BEGIN, the completion with the COMMIT).
+     */
+    @Test
+    void behindAPoolerThatTracksNamedStatementsAPlainUrlCommitsEveryCallOnceInTwoRoundTrips() throws Exception {
+        try (PrivatePgBouncer tracking = PrivatePgBouncer.startTrackingStatements(3, 100);
+             HikariDataSource plain = tracking.pool(THREADS, "")) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(plain).config(config()).build();
+            Load load = runLoad(executor, "tracked");
+            assertEquals(Map.of(), load.errors, load.summary() + "\n" + tracking.log());
+            assertEquals(THREADS * KEYS_PER_THREAD, load.returned.size(), load.summary());
+            assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
+
+            AtomicInteger roundTrips = new AtomicInteger();
+            Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run("tracked-first", "t", tx -> 2L));
+            assertEquals(2L, outcome.result());
+            assertEquals("completed", fixture.keyRow("tracked-first", "t").get("status"));
+            assertEquals(2, roundTrips.get());
+        }
+    }
+
+    /**
+     * A tracking PgBouncer keeps only max_prepared_statements statements prepared per server
+     * connection and prepares an evicted one again when a client uses it; with room for fewer than a
+     * call sends, every call still commits exactly once.
+     */
+    @Test
+    void aTrackingPoolerThatEvictsStatementsMidCallStillCommitsEveryCallOnce() throws Exception {
+        try (PrivatePgBouncer tracking = PrivatePgBouncer.startTrackingStatements(3, 2);
+             HikariDataSource plain = tracking.pool(THREADS, "")) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(plain).config(config()).build();
+            Load load = runLoad(executor, "evicted");
+            assertEquals(Map.of(), load.errors, load.summary() + "\n" + tracking.log());
+            assertEquals(THREADS * KEYS_PER_THREAD, load.returned.size(), load.summary());
+            assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
+        }
+    }
+
     private static IdempotencyConfig config() {
         return IdempotencyConfig.builder().schema(fixture.schema.name()).build();
     }

@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -30,14 +31,19 @@ class OutboxRelayPgBouncerTest {
     private static final int CALLS_PER_THREAD = 100;
     private static final int ORDERING_KEYS = 40;
 
+    /** A schema per test: the tests place the same payments. */
     @RegisterExtension
-    static final OutboxFixture fixture = OutboxFixture.migrated();
+    final OutboxFixture fixture = OutboxFixture.migrated();
     private static PrivatePgBouncer bouncer;
 
     @BeforeAll
     static void start() {
-        fixture.execute("CREATE TABLE " + fixture.schema() + ".payments (request_key text PRIMARY KEY)");
         bouncer = PrivatePgBouncer.start(3);
+    }
+
+    @BeforeEach
+    void createPayments() {
+        fixture.execute("CREATE TABLE " + fixture.schema() + ".payments (request_key text PRIMARY KEY)");
     }
 
     @AfterAll
@@ -63,10 +69,23 @@ class OutboxRelayPgBouncerTest {
 
     @Test
     void withPrepareThresholdZeroTwoRelaysPublishEveryCommittedEventInKeyOrder() throws Exception {
+        twoRelaysPublishEveryCommittedEventInKeyOrder(bouncer, "prepareThreshold=0");
+    }
+
+    /** PgBouncer 1.21+ with max_prepared_statements: plain URLs, on which pgjdbc names statements after 5 uses. */
+    @Test
+    void behindAPoolerThatTracksNamedStatementsTwoRelaysOnPlainUrlsPublishEveryCommittedEventInKeyOrder() throws Exception {
+        try (PrivatePgBouncer tracking = PrivatePgBouncer.startTrackingStatements(3, 100)) {
+            twoRelaysPublishEveryCommittedEventInKeyOrder(tracking, "");
+        }
+    }
+
+    private void twoRelaysPublishEveryCommittedEventInKeyOrder(PrivatePgBouncer pooler, String urlParameters)
+            throws Exception {
         PublicationLog log = new PublicationLog();
-        try (HikariDataSource executorPool = bouncer.pool(THREADS, "prepareThreshold=0");
-             HikariDataSource poolA = bouncer.pool(3, "prepareThreshold=0");
-             HikariDataSource poolB = bouncer.pool(3, "prepareThreshold=0")) {
+        try (HikariDataSource executorPool = pooler.pool(THREADS, urlParameters);
+             HikariDataSource poolA = pooler.pool(3, urlParameters);
+             HikariDataSource poolB = pooler.pool(3, urlParameters)) {
             OutboxRelay relayA = OutboxRelay.builder(poolA, new RecordingPublisher("a", log))
                     .config(fixture.config("a").build()).build();
             OutboxRelay relayB = OutboxRelay.builder(poolB, new RecordingPublisher("b", log))
@@ -93,7 +112,7 @@ class OutboxRelayPgBouncerTest {
         }
     }
 
-    private static int placePayments(PostgresIdempotentExecutor executor) throws Exception {
+    private int placePayments(PostgresIdempotentExecutor executor) throws Exception {
         String schema = fixture.schema();
         ExecutorService threads = Executors.newFixedThreadPool(THREADS);
         try {

@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * that happened to hand the second connection another backend in all tries (busy backends, round
  * robin) or a pool that could not lend a second connection within a second (both only logged, at
  * WARN); and a pooler that is added or reconfigured after start. The errors such a pooler causes at
- * run time are still recognised by {@link #brokenByPooler}. The {@code PGBOUNCER_n} branch follows
- * PgBouncer's source; the tests run against Debian's PgBouncer 1.18, which refuses, and session mode.
+ * run time are still recognised by {@link #brokenByPooler}. The tests run against PgBouncer 1.18 in
+ * transaction mode (refused) and session mode, and 1.24 with {@code max_prepared_statements} (tracked).
  */
 public final class PoolerProbe {
     private static final Logger log = LoggerFactory.getLogger(PoolerProbe.class);
