@@ -29,6 +29,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
 
 /** The executor behind a real PgBouncer in transaction pooling mode, the way production databases are often reached. */
@@ -87,10 +89,7 @@ class PgBouncerTest {
     void withPrepareThresholdZeroEveryCallRunsOnceAndCommitsExactly() throws Exception {
         try (HikariDataSource pool = bouncer.pool(THREADS, "prepareThreshold=0")) {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
-            Load load = runLoad(executor, "unnamed");
-            assertEquals(Map.of(), load.errors, load.summary());
-            assertEquals(THREADS * KEYS_PER_THREAD, load.returned.size(), load.summary());
-            assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
+            runLoad(executor, "unnamed").assertEveryCallCommittedOnce(bouncer);
         }
     }
 
@@ -156,14 +155,8 @@ class PgBouncerTest {
              HikariDataSource session = sessionMode.pool(2, "")) {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(session).config(config()).build();
             executor.run("session-warm", "t", tx -> 1L);
-            AtomicInteger roundTrips = new AtomicInteger();
-
-            Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run("session-first", "t", tx -> 2L));
-
-            assertEquals(2L, outcome.result());
-            assertEquals("completed", fixture.keyRow("session-first", "t").get("status"));
             // The claim (with the savepoint and the key read), the completion, the COMMIT.
-            assertEquals(3, roundTrips.get());
+            assertEquals(3, roundTripsOfACompletedFirstCall(executor, "session-first"));
         }
     }
 
@@ -178,41 +171,30 @@ class PgBouncerTest {
     /**
      * PgBouncer 1.21+ with max_prepared_statements: a plain URL (pgjdbc names statements after 5 uses)
      * is accepted, every call commits exactly once, and a call takes the same two round trips as on a
-     * direct connection (the claim with its BEGIN, the completion with the COMMIT).
+     * direct connection. With room for 2 statements per server connection, fewer than a call sends,
+     * PgBouncer closes the least recently used and prepares them again mid-call: the same holds.
      */
-    @Test
-    void behindAPoolerThatTracksNamedStatementsAPlainUrlCommitsEveryCallOnceInTwoRoundTrips() throws Exception {
-        try (PrivatePgBouncer tracking = PrivatePgBouncer.startTrackingStatements(3, 100);
+    @ParameterizedTest(name = "max_prepared_statements = {0}")
+    @ValueSource(ints = {100, 2})
+    void behindAPoolerThatTracksNamedStatementsAPlainUrlCommitsEveryCallOnceInTwoRoundTrips(int maxPreparedStatements)
+            throws Exception {
+        try (PrivatePgBouncer tracking = PrivatePgBouncer.startTrackingStatements(3, maxPreparedStatements);
              HikariDataSource plain = tracking.pool(THREADS, "")) {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(plain).config(config()).build();
-            Load load = runLoad(executor, "tracked");
-            assertEquals(Map.of(), load.errors, load.summary() + "\n" + tracking.log());
-            assertEquals(THREADS * KEYS_PER_THREAD, load.returned.size(), load.summary());
-            assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
-
-            AtomicInteger roundTrips = new AtomicInteger();
-            Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run("tracked-first", "t", tx -> 2L));
-            assertEquals(2L, outcome.result());
-            assertEquals("completed", fixture.keyRow("tracked-first", "t").get("status"));
-            assertEquals(2, roundTrips.get());
+            String prefix = "tracked-" + maxPreparedStatements;
+            runLoad(executor, prefix).assertEveryCallCommittedOnce(tracking);
+            // The claim (with its BEGIN, the savepoint and the key read), the completion with the COMMIT.
+            assertEquals(2, roundTripsOfACompletedFirstCall(executor, prefix + "-first"));
         }
     }
 
-    /**
-     * A tracking PgBouncer keeps only max_prepared_statements statements prepared per server
-     * connection and prepares an evicted one again when a client uses it; with room for fewer than a
-     * call sends, every call still commits exactly once.
-     */
-    @Test
-    void aTrackingPoolerThatEvictsStatementsMidCallStillCommitsEveryCallOnce() throws Exception {
-        try (PrivatePgBouncer tracking = PrivatePgBouncer.startTrackingStatements(3, 2);
-             HikariDataSource plain = tracking.pool(THREADS, "")) {
-            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(plain).config(config()).build();
-            Load load = runLoad(executor, "evicted");
-            assertEquals(Map.of(), load.errors, load.summary() + "\n" + tracking.log());
-            assertEquals(THREADS * KEYS_PER_THREAD, load.returned.size(), load.summary());
-            assertEquals(List.of(), load.uncommittedOutcomes, load.summary());
-        }
+    /** Round trips of one first call for {@code key}, which returns its result and leaves the key completed. */
+    private static int roundTripsOfACompletedFirstCall(PostgresIdempotentExecutor executor, String key) {
+        AtomicInteger roundTrips = new AtomicInteger();
+        Outcome<Long> outcome = RoundTrips.count(roundTrips, () -> executor.run(key, "t", tx -> 2L));
+        assertEquals(2L, outcome.result());
+        assertEquals("completed", fixture.keyRow(key, "t").get("status"));
+        return roundTrips.get();
     }
 
     private static IdempotencyConfig config() {
@@ -228,6 +210,13 @@ class PgBouncerTest {
         String summary() {
             return returned.size() + " of " + THREADS * KEYS_PER_THREAD + " calls returned an outcome, "
                     + uncommittedOutcomes.size() + " of them not committed; errors " + new TreeMap<>(errors);
+        }
+
+        /** No call failed, and each returned an outcome that committed its payment and event once. */
+        void assertEveryCallCommittedOnce(PrivatePgBouncer pooler) {
+            assertEquals(Map.of(), errors, summary() + "\n" + pooler.log());
+            assertEquals(THREADS * KEYS_PER_THREAD, returned.size(), summary());
+            assertEquals(List.of(), uncommittedOutcomes, summary());
         }
     }
 
