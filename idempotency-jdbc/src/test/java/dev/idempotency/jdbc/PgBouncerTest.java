@@ -29,6 +29,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
@@ -103,26 +104,18 @@ class PgBouncerTest {
      * under one of our named statements, which is why the first call refuses.
      */
     @Test
-    void behindAPoolerThatMixesUpStatementsNoCallReportsAnOutcomeThatDidNotCommit() throws Exception {
+    void behindAPoolerThatMixesUpStatementsNoCallReportsAnOutcomeThatDidNotCommit() throws Throwable {
         try (HikariDataSource unnamed = bouncer.pool(2, "prepareThreshold=0");
              HikariDataSource plain = bouncer.pool(THREADS, "")) {
             SwitchingDataSource pool = new SwitchingDataSource(unnamed);
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
             assertEquals("checked", executor.run("first", "t", tx -> "checked").result());
             pool.switchTo(plain);
-            ListAppender<ILoggingEvent> logged = new ListAppender<>();
-            Logger executorLog = (Logger) LoggerFactory.getLogger(PostgresIdempotentExecutor.class);
-            logged.start();
-            executorLog.addAppender(logged);
-            Load load;
-            try {
-                load = runLoad(executor, "mixed");
-            } finally {
-                executorLog.detachAppender(logged);
-            }
-            List<String> poolerErrors = logged.list.stream()
-                    .filter(event -> event.getLevel() == Level.ERROR && event.getFormattedMessage().contains("connection pooler"))
-                    .map(ILoggingEvent::getFormattedMessage).toList();
+            List<Load> loads = new ArrayList<>();
+            List<String> poolerErrors = logged(PostgresIdempotentExecutor.class, Level.ERROR,
+                    () -> loads.add(runLoad(executor, "mixed"))).stream()
+                    .filter(message -> message.contains("connection pooler")).toList();
+            Load load = loads.get(0);
             assertEquals(1, poolerErrors.size(), "logged once: " + poolerErrors);
             assertTrue(poolerErrors.get(0).contains("prepareThreshold=0"), poolerErrors.get(0));
             System.out.println("plain connections through pgbouncer: " + load.summary());
@@ -135,12 +128,17 @@ class PgBouncerTest {
     }
 
     @Test
-    void theProbeLetsThroughDirectConnectionsUnnamedStatementsAndSessionPooling() {
+    void theProbeLetsThroughDirectConnectionsUnnamedStatementsAndSessionPooling() throws Throwable {
         try (HikariDataSource unnamed = bouncer.pool(2, "prepareThreshold=0");
              PrivatePgBouncer sessionMode = PrivatePgBouncer.start(4, "session");
              HikariDataSource session = sessionMode.pool(2, "")) {
             assertEquals(PoolerProbe.Verdict.DIRECT, PoolerProbe.check(fixture.jdbi, "test"));
-            assertEquals(PoolerProbe.Verdict.UNNAMED, PoolerProbe.check(Jdbi.create(unnamed), "test"));
+            List<String> info = logged(PoolerProbe.class, Level.INFO,
+                    () -> assertEquals(PoolerProbe.Verdict.UNNAMED, PoolerProbe.check(Jdbi.create(unnamed), "test")));
+            // Accepted, with a line saying what unnamed statements cost and when a plain URL is safe.
+            assertEquals(1, info.size(), info.toString());
+            assertTrue(info.get(0).contains("parses and plans each statement every time")
+                    && info.get(0).contains("max_prepared_statements"), info.get(0));
             assertEquals(PoolerProbe.Verdict.POOLER_NOT_MULTIPLEXING, PoolerProbe.check(Jdbi.create(session), "test"));
         }
     }
@@ -186,6 +184,20 @@ class PgBouncerTest {
             // The claim (with its BEGIN, the savepoint and the key read), the completion with the COMMIT.
             assertEquals(2, roundTripsOfACompletedFirstCall(executor, prefix + "-first"));
         }
+    }
+
+    /** What {@code source} logged at {@code level} while {@code work} ran. */
+    private static List<String> logged(Class<?> source, Level level, Executable work) throws Throwable {
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        Logger logger = (Logger) LoggerFactory.getLogger(source);
+        appender.start();
+        logger.addAppender(appender);
+        try {
+            work.execute();
+        } finally {
+            logger.detachAppender(appender);
+        }
+        return appender.list.stream().filter(event -> event.getLevel() == level).map(ILoggingEvent::getFormattedMessage).toList();
     }
 
     /** Round trips of one first call for {@code key}, which returns its result and leaves the key completed. */

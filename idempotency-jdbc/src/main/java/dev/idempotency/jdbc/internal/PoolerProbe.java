@@ -90,6 +90,11 @@ public final class PoolerProbe {
             }
             PGConnection pg = connection.unwrap(PGConnection.class);
             if (pg.getPrepareThreshold() == 0 || pg.getPreferQueryMode() == PreferQueryMode.SIMPLE) {
+                // Safe, but PostgreSQL then parses and plans every statement of every call (README, Behind PgBouncer).
+                log.info("{}: the pool's connections name no prepared statements (prepareThreshold=0 or "
+                        + "preferQueryMode=simple), so PostgreSQL parses and plans each statement every time. Behind "
+                        + "PgBouncer 1.21 or later with max_prepared_statements > 0, or with no transaction pooler, a URL "
+                        + "without prepareThreshold=0 is safe and saves that.", who);
                 return Verdict.UNNAMED;
             }
             if (backendPid(connection) == pg.getBackendPID()) {
