@@ -9,8 +9,9 @@ package dev.idempotency.jdbc;
  */
 public final class PoolerBreaksPreparedStatementsException extends IllegalStateException {
     /** What to change, the same in every message. */
-    public static final String FIX = "Add prepareThreshold=0 to the JDBC URL (e.g. jdbc:postgresql://host:6432/db"
-            + "?prepareThreshold=0), or use PgBouncer >= 1.21 with max_prepared_statements > 0.";
+    public static final String FIX = "Use PgBouncer >= 1.21 with max_prepared_statements > 0 (statements stay prepared), "
+            + "or add prepareThreshold=0 to the JDBC URL (e.g. jdbc:postgresql://host:6432/db?prepareThreshold=0; "
+            + "PostgreSQL then parses and plans every statement).";
 
     public PoolerBreaksPreparedStatementsException(String message) {
         super(message + " " + FIX);

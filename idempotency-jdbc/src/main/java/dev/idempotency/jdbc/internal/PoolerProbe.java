@@ -108,8 +108,8 @@ public final class PoolerProbe {
                 Integer other = backendPidOfAnotherConnection(jdbi);
                 if (other == null) {
                     log.warn("{}: a connection pooler answers for PostgreSQL, and the pool could not lend a second "
-                            + "connection to tell whether it pools by transaction. If it does, set prepareThreshold=0 "
-                            + "in the JDBC URL or use PgBouncer >= 1.21 with max_prepared_statements > 0.", who);
+                            + "connection to tell whether it pools by transaction. If it does, use PgBouncer >= 1.21 "
+                            + "with max_prepared_statements > 0, or set prepareThreshold=0 in the JDBC URL.", who);
                     return Verdict.POOLER_NOT_MULTIPLEXING;
                 }
                 if (other == named.backendPid()) {
@@ -122,8 +122,8 @@ public final class PoolerProbe {
                 }
             }
             log.info("{}: a connection pooler answers for PostgreSQL; it kept each client connection on its own server "
-                    + "connection in {} tries, so it looks like session pooling. If it pools by transaction, set "
-                    + "prepareThreshold=0 in the JDBC URL or use PgBouncer >= 1.21 with max_prepared_statements > 0.",
+                    + "connection in {} tries, so it looks like session pooling. If it pools by transaction, use "
+                    + "PgBouncer >= 1.21 with max_prepared_statements > 0, or set prepareThreshold=0 in the JDBC URL.",
                     who, MULTIPLEXING_TRIES);
             return Verdict.POOLER_NOT_MULTIPLEXING;
         } catch (SQLException e) {
