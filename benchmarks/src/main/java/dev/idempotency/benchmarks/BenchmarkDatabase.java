@@ -42,7 +42,7 @@ final class BenchmarkDatabase implements AutoCloseable {
     /** Creates the schema, applies the migrations and creates the payments table. */
     static BenchmarkDatabase create(BenchmarkSettings settings) {
         String schema = "idempotency_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        HikariDataSource admin = newPool(settings, "bench-admin", 2);
+        HikariDataSource admin = newPool(settings, settings.jdbcUrl(), "bench-admin", 2);
         BenchmarkDatabase database = new BenchmarkDatabase(settings, schema, admin);
         try {
             database.adminJdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.CREATE_SCHEMA, schema)));
@@ -73,12 +73,17 @@ final class BenchmarkDatabase implements AutoCloseable {
 
     /** A pool of exactly {@code size} connections, opened before it is handed out; the caller closes it. */
     HikariDataSource pool(String name, int size) {
-        return newPool(settings, name, size);
+        return newPool(settings, settings.jdbcUrl(), name, size);
     }
 
-    private static HikariDataSource newPool(BenchmarkSettings settings, String name, int size) {
+    /** {@link #pool(String, int)} on another URL to the same database (through a pooler, say), with the run's credentials. */
+    HikariDataSource pool(String jdbcUrl, String name, int size) {
+        return newPool(settings, jdbcUrl, name, size);
+    }
+
+    private static HikariDataSource newPool(BenchmarkSettings settings, String jdbcUrl, String name, int size) {
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(settings.jdbcUrl());
+        config.setJdbcUrl(jdbcUrl);
         if (settings.dbUser() != null) {
             config.setUsername(settings.dbUser());
         }
@@ -130,9 +135,14 @@ final class BenchmarkDatabase implements AutoCloseable {
 
     /** PGHOST, PGPORT, PGDATABASE, PGUSER and PGPASSWORD for a libpq program, from the JDBC URL and the options. */
     Map<String, String> libpqEnvironment() {
-        Properties parsed = org.postgresql.Driver.parseURL(settings.jdbcUrl(), new Properties());
+        return libpqEnvironment(settings.jdbcUrl());
+    }
+
+    /** {@link #libpqEnvironment()} for another URL to the same database, with the run's credentials. */
+    Map<String, String> libpqEnvironment(String jdbcUrl) {
+        Properties parsed = org.postgresql.Driver.parseURL(jdbcUrl, new Properties());
         if (parsed == null) {
-            throw new IllegalArgumentException("jdbcUrl is not a URL the PostgreSQL driver accepts: " + settings.jdbcUrl());
+            throw new IllegalArgumentException("jdbcUrl is not a URL the PostgreSQL driver accepts: " + jdbcUrl);
         }
         Map<String, String> environment = new LinkedHashMap<>();
         // A URL may list several hosts for failover; pgbench measures against the first.

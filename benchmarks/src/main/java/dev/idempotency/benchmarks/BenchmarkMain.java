@@ -29,7 +29,8 @@ public final class BenchmarkMain implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BenchmarkMain.class);
 
     @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper,relaycost,http",
-            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper, relaycost, http (default: ${DEFAULT-VALUE}).")
+            description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper, relaycost, http, "
+                    + "pgbouncer (needs --pgbouncer-url) (default: ${DEFAULT-VALUE}).")
     List<String> sections;
 
     @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds per cell (default: ${DEFAULT-VALUE}).")
@@ -77,6 +78,11 @@ public final class BenchmarkMain implements Callable<Integer> {
 
     @Option(names = "--redis-url", defaultValue = "redis://127.0.0.1:6379", description = "Redis for section 3 (default: ${DEFAULT-VALUE}).")
     String redisUrl;
+
+    @Option(names = "--pgbouncer-url",
+            description = "A JDBC URL through a PgBouncer 1.21+ in transaction mode with max_prepared_statements > 0, "
+                    + "in front of the --jdbc-url database, for section pgbouncer (which runs only when named in --sections).")
+    String pgbouncerUrl;
 
     @Option(names = "--pgbench", defaultValue = "pgbench", description = "The pgbench program (default: ${DEFAULT-VALUE}, from PATH).")
     String pgbench;
@@ -165,7 +171,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .sections(sections).callers(callers).seconds(seconds).warmupSeconds(warmup).jitWarmupSeconds(jitWarmup)
                 .jitQuietWithinSeconds(jitQuietWithin).repeat(repeat)
                 .stormCallers(stormCallers).sweeperRows(sweeperRows).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
-                .redisUri(redisUrl).pgbenchExecutable(pgbench).callerThreads(callerThreads).markdown(markdown).commandLine(commandLine())
+                .redisUri(redisUrl).pgbouncerUrl(pgbouncerUrl).pgbenchExecutable(pgbench).callerThreads(callerThreads).markdown(markdown).commandLine(commandLine())
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
                         .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
                         .latencyRate(latencyRate).natsUrl(natsUrl).build())
@@ -215,7 +221,8 @@ public final class BenchmarkMain implements Callable<Integer> {
     }
 
     private static boolean usesPgbench(BenchmarkSettings settings) {
-        return settings.sections().contains("pgbench") || settings.sections().contains("overhead");
+        return settings.sections().contains("pgbench") || settings.sections().contains("overhead")
+                || settings.sections().contains(ExecutorBehindPgBouncer.NAME);
     }
 
     private static List<String> header(BenchmarkSettings settings, BenchmarkDatabase database, String pgbenchVersion) {

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Validated, immutable settings of one benchmark run: which sections, how long each cell runs, at
@@ -29,6 +30,7 @@ final class BenchmarkSettings {
     private final String dbUser;
     private final String dbPassword;
     private final URI redisUri;
+    private final String pgbouncerUrl;
     private final String pgbenchExecutable;
     private final boolean markdown;
     private final CallerThreads callerThreads;
@@ -50,6 +52,7 @@ final class BenchmarkSettings {
         this.dbUser = b.dbUser;
         this.dbPassword = b.dbPassword;
         this.redisUri = redisUri;
+        this.pgbouncerUrl = b.pgbouncerUrl;
         this.pgbenchExecutable = b.pgbenchExecutable;
         this.markdown = b.markdown;
         this.callerThreads = callerThreads;
@@ -130,6 +133,11 @@ final class BenchmarkSettings {
         return redisUri;
     }
 
+    /** A JDBC URL through a PgBouncer in front of {@link #jdbcUrl()}'s database, for section 11; empty if none was given. */
+    Optional<String> pgbouncerUrl() {
+        return Optional.ofNullable(pgbouncerUrl);
+    }
+
     /** The pgbench program, a path or a name looked up on PATH. */
     String pgbenchExecutable() {
         return pgbenchExecutable;
@@ -157,7 +165,7 @@ final class BenchmarkSettings {
 
     /** Mutable builder for {@link BenchmarkSettings}, with the program's defaults. */
     static final class Builder {
-        private List<String> sections = Sections.names();
+        private List<String> sections = Sections.defaultNames();
         private List<Integer> callers = List.of(1, 8, 32);
         private int seconds = 10;
         private int warmupSeconds = 5;
@@ -170,6 +178,7 @@ final class BenchmarkSettings {
         private String dbUser;
         private String dbPassword;
         private String redisUri = "redis://127.0.0.1:6379";
+        private String pgbouncerUrl;
         private String pgbenchExecutable = "pgbench";
         private boolean markdown;
         private String callerThreads = CallerThreads.PLATFORM.optionName();
@@ -241,6 +250,11 @@ final class BenchmarkSettings {
 
         Builder redisUri(String redisUri) {
             this.redisUri = redisUri;
+            return this;
+        }
+
+        Builder pgbouncerUrl(String pgbouncerUrl) {
+            this.pgbouncerUrl = pgbouncerUrl;
             return this;
         }
 
@@ -327,6 +341,13 @@ final class BenchmarkSettings {
             }
             if (!"redis".equals(redis.getScheme()) || redis.getHost() == null) {
                 throw new IllegalArgumentException("redisUri must be a URI like redis://127.0.0.1:6379 (was " + redisUri + ")");
+            }
+            if (pgbouncerUrl != null && !pgbouncerUrl.startsWith("jdbc:postgresql:")) {
+                throw new IllegalArgumentException("pgbouncerUrl must be a jdbc:postgresql: URL (was " + pgbouncerUrl + ")");
+            }
+            if (sections.contains(ExecutorBehindPgBouncer.NAME) && pgbouncerUrl == null) {
+                throw new IllegalArgumentException("pgbouncerUrl (--pgbouncer-url) is needed by section "
+                        + ExecutorBehindPgBouncer.NAME + ": a JDBC URL through a PgBouncer 1.21+ in front of the benchmarked database");
             }
             if (pgbenchExecutable == null || pgbenchExecutable.isBlank()) {
                 throw new IllegalArgumentException("pgbenchExecutable must name the pgbench program");

@@ -141,6 +141,12 @@ final class PaymentCalls {
         return executorCell(run, callers, name, poolName, builder, BenchmarkSql.INSERT_PAYMENT, PaymentCalls::executorCall);
     }
 
+    /** The executor's cell on connections to {@code jdbcUrl} (the same database through a pooler, say). */
+    static BenchmarkRun.Cell executorCellAt(BenchmarkRun run, int callers, String name, String poolName, String jdbcUrl) {
+        return executorCell(run, callers, name, poolName, (cellName, size) -> run.database().pool(jdbcUrl, cellName, size),
+                PostgresIdempotentExecutor::builder, BenchmarkSql.INSERT_PAYMENT, PaymentCalls::executorCall);
+    }
+
     /** One executor call with a fresh key, given the rendered payment insert. */
     @FunctionalInterface
     private interface ExecutorCall {
@@ -150,8 +156,20 @@ final class PaymentCalls {
     private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName,
                                                   Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder,
                                                   String insertPaymentTemplate, ExecutorCall call) {
+        return executorCell(run, callers, name, poolName, run.database()::pool, builder, insertPaymentTemplate, call);
+    }
+
+    /** Opens a cell's pool of {@code size} connections under {@code name}. */
+    @FunctionalInterface
+    private interface PoolOpener {
+        HikariDataSource open(String name, int size);
+    }
+
+    private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName, PoolOpener pools,
+                                                  Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder,
+                                                  String insertPaymentTemplate, ExecutorCall call) {
         return new BenchmarkRun.Cell(name, callers, () -> {
-            try (HikariDataSource pool = run.database().pool(poolName + "-" + callers, callers)) {
+            try (HikariDataSource pool = pools.open(poolName + "-" + callers, callers)) {
                 PostgresIdempotentExecutor executor = builder.apply(pool).config(run.executorConfig()).build();
                 String insertPayment = BenchmarkSql.render(insertPaymentTemplate, run.database().schema());
                 return ClosedLoopLoad.run(poolName, callers, run.settings().callerThreads(), run.warmup(name),
@@ -175,7 +193,12 @@ final class PaymentCalls {
 
     /** A pgbench script at {@code callers} clients, with the values the Java side binds. */
     static BenchmarkRun.Cell pgbenchCell(BenchmarkRun run, String script, int callers) {
-        return new BenchmarkRun.Cell("pgbench " + script, callers, () -> run.pgbench().run(script, callers,
+        return pgbenchCell(run, run.pgbench(), "pgbench " + script, script, callers);
+    }
+
+    /** {@link #pgbenchCell(BenchmarkRun, String, int)} run by {@code pgbench} (connecting elsewhere, say), as cell {@code name}. */
+    static BenchmarkRun.Cell pgbenchCell(BenchmarkRun run, Pgbench pgbench, String name, String script, int callers) {
+        return new BenchmarkRun.Cell(name, callers, () -> pgbench.run(script, callers,
                 run.settings().warmup(), run.settings().window(), pgbenchVariables(run)));
     }
 

@@ -36,14 +36,30 @@ final class Pgbench {
     private final Path workDirectory;
 
     Pgbench(String executable, Map<String, String> environment, String schema) {
+        this(executable, environment, schema, newWorkDirectory());
+    }
+
+    private Pgbench(String executable, Map<String, String> environment, String schema, Path workDirectory) {
         this.executable = executable;
         this.environment = Map.copyOf(environment);
         this.schema = schema;
+        this.workDirectory = workDirectory;
+    }
+
+    private static Path newWorkDirectory() {
         try {
-            this.workDirectory = Files.createTempDirectory("idempotency-pgbench-");
+            return Files.createTempDirectory("idempotency-pgbench-");
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a directory for pgbench's scripts and logs", e);
         }
+    }
+
+    /**
+     * The same pgbench on the same schema, connecting with {@code environment} (through a pooler, say);
+     * it writes in this one's directory, which {@link #deleteFiles()} of this one removes.
+     */
+    Pgbench connectingWith(Map<String, String> environment) {
+        return new Pgbench(executable, environment, schema, workDirectory);
     }
 
     /** The version pgbench reports, or why it cannot be run. */

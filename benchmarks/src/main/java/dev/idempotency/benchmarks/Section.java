@@ -14,6 +14,11 @@ interface Section {
     /** The heading of its rows in the table, e.g. "1 executor vs pgbench". */
     String title();
 
+    /** Whether a run that names no sections runs it; false for one that needs a service the run is pointed at. */
+    default boolean runsByDefault() {
+        return true;
+    }
+
     /**
      * The cells its rows compare at {@code callers}, which the run measures in the same rounds as every
      * other section's ({@link BenchmarkRun#measureTogether}); none for a section that measures alone.

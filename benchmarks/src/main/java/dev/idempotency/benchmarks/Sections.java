@@ -14,7 +14,8 @@ final class Sections {
             new PeerOutbox(),
             new SweeperThroughput(),
             new RelayCost(),
-            new HttpCost());
+            new HttpCost(),
+            new ExecutorBehindPgBouncer());
 
     private Sections() {
     }
@@ -25,6 +26,11 @@ final class Sections {
 
     static List<String> names() {
         return ALL.stream().map(Section::name).toList();
+    }
+
+    /** The sections a run that names none runs. */
+    static List<String> defaultNames() {
+        return ALL.stream().filter(Section::runsByDefault).map(Section::name).toList();
     }
 
     static Section named(String name) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.idempotency.testing.PrivatePgBouncer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -83,6 +84,26 @@ class BenchmarkProgramTest {
         }
         assertTrue(rows.get(1).matches(".*ours/this: ops \\d+\\.\\d\\d.*(met|NOT MET): ops ratio >= 1.00.*"), rows.get(1));
         assertTrue(run.output().contains("- Section 3: Redis "), run.output());
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void pgbouncerSectionMeasuresTheExecutorThroughPgBouncerInBothSettingsBesideItsDirectConnection() {
+        try (PrivatePgBouncer pgbouncer = PrivatePgBouncer.startTrackingStatements(4, 100)) {
+            ProgramRun run = ProgramRun.of("--sections=pgbouncer", "--pgbouncer-url=" + pgbouncer.jdbcUrl(""), "--seconds=1",
+                    "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0", "--callers=2");
+
+            assertEquals(0, run.exitCode(), run.output());
+            assertFalse(run.output().contains("FAILED"), run.output());
+            assertFalse(run.output().contains("ERRORS"), run.output());
+            List<String> rows = run.rows("11 executor behind PgBouncer");
+            assertEquals(4, rows.size(), run.output());
+            assertTrue(rows.get(0).contains("executor.run: payment"), rows.get(0));
+            assertTrue(rows.get(1).matches(".*plain URL.*ours/this: ops \\d+\\.\\d\\d, p50 \\d+\\.\\d\\d.*"), rows.get(1));
+            assertTrue(rows.get(2).matches(".*prepareThreshold=0.*plain URL/this: ops \\d+\\.\\d\\d, p50 \\d+\\.\\d\\d.*"), rows.get(2));
+            assertTrue(rows.get(3).matches(".*pgbench executor.sql through PgBouncer.*plain URL/this: ops \\d+\\.\\d\\d; "
+                    + "prepareThreshold=0/this: ops \\d+\\.\\d\\d.*"), rows.get(3));
+        }
     }
 
     @Test

@@ -41,6 +41,8 @@ class BenchmarkSettingsTest {
         assertMessage("jdbcUrl", BenchmarkSettings.builder().jdbcUrl("jdbc:mysql://localhost/test"));
         assertMessage("redisUri", BenchmarkSettings.builder().redisUri("http://127.0.0.1:6379"));
         assertMessage("callerThreads", BenchmarkSettings.builder().callerThreads("green"));
+        assertMessage("pgbouncerUrl", BenchmarkSettings.builder().sections(List.of("pgbouncer")));
+        assertMessage("pgbouncerUrl", BenchmarkSettings.builder().pgbouncerUrl("postgres://127.0.0.1:6432/test"));
     }
 
     @Test
