@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,7 +30,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
@@ -104,18 +104,17 @@ class PgBouncerTest {
      * under one of our named statements, which is why the first call refuses.
      */
     @Test
-    void behindAPoolerThatMixesUpStatementsNoCallReportsAnOutcomeThatDidNotCommit() throws Throwable {
+    void behindAPoolerThatMixesUpStatementsNoCallReportsAnOutcomeThatDidNotCommit() throws Exception {
         try (HikariDataSource unnamed = bouncer.pool(2, "prepareThreshold=0");
              HikariDataSource plain = bouncer.pool(THREADS, "")) {
             SwitchingDataSource pool = new SwitchingDataSource(unnamed);
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(config()).build();
             assertEquals("checked", executor.run("first", "t", tx -> "checked").result());
             pool.switchTo(plain);
-            List<Load> loads = new ArrayList<>();
-            List<String> poolerErrors = logged(PostgresIdempotentExecutor.class, Level.ERROR,
-                    () -> loads.add(runLoad(executor, "mixed"))).stream()
+            Logged<Load> logged = logged(PostgresIdempotentExecutor.class, Level.ERROR, () -> runLoad(executor, "mixed"));
+            Load load = logged.result();
+            List<String> poolerErrors = logged.messages().stream()
                     .filter(message -> message.contains("connection pooler")).toList();
-            Load load = loads.get(0);
             assertEquals(1, poolerErrors.size(), "logged once: " + poolerErrors);
             assertTrue(poolerErrors.get(0).contains("prepareThreshold=0"), poolerErrors.get(0));
             System.out.println("plain connections through pgbouncer: " + load.summary());
@@ -128,14 +127,16 @@ class PgBouncerTest {
     }
 
     @Test
-    void theProbeLetsThroughDirectConnectionsUnnamedStatementsAndSessionPooling() throws Throwable {
+    void theProbeLetsThroughDirectConnectionsUnnamedStatementsAndSessionPooling() throws Exception {
         try (HikariDataSource unnamed = bouncer.pool(2, "prepareThreshold=0");
              PrivatePgBouncer sessionMode = PrivatePgBouncer.start(4, "session");
              HikariDataSource session = sessionMode.pool(2, "")) {
             assertEquals(PoolerProbe.Verdict.DIRECT, PoolerProbe.check(fixture.jdbi, "test"));
-            List<String> info = logged(PoolerProbe.class, Level.INFO,
-                    () -> assertEquals(PoolerProbe.Verdict.UNNAMED, PoolerProbe.check(Jdbi.create(unnamed), "test")));
+            Logged<PoolerProbe.Verdict> checked = logged(PoolerProbe.class, Level.INFO,
+                    () -> PoolerProbe.check(Jdbi.create(unnamed), "test"));
+            assertEquals(PoolerProbe.Verdict.UNNAMED, checked.result());
             // Accepted, with a line saying what unnamed statements cost and when a plain URL is safe.
+            List<String> info = checked.messages();
             assertEquals(1, info.size(), info.toString());
             assertTrue(info.get(0).contains("parses and plans each statement every time")
                     && info.get(0).contains("max_prepared_statements"), info.get(0));
@@ -186,18 +187,24 @@ class PgBouncerTest {
         }
     }
 
-    /** What {@code source} logged at {@code level} while {@code work} ran. */
-    private static List<String> logged(Class<?> source, Level level, Executable work) throws Throwable {
+    /** What some work returned, and the messages a logger wrote at one level while it ran. */
+    private record Logged<T>(T result, List<String> messages) {
+    }
+
+    /** Runs {@code work}, capturing what {@code source} logs at {@code level} meanwhile. */
+    private static <T> Logged<T> logged(Class<?> source, Level level, Callable<T> work) throws Exception {
         ListAppender<ILoggingEvent> appender = new ListAppender<>();
         Logger logger = (Logger) LoggerFactory.getLogger(source);
         appender.start();
         logger.addAppender(appender);
+        T result;
         try {
-            work.execute();
+            result = work.call();
         } finally {
             logger.detachAppender(appender);
         }
-        return appender.list.stream().filter(event -> event.getLevel() == level).map(ILoggingEvent::getFormattedMessage).toList();
+        return new Logged<>(result, appender.list.stream().filter(event -> event.getLevel() == level)
+                .map(ILoggingEvent::getFormattedMessage).toList());
     }
 
     /** Round trips of one first call for {@code key}, which returns its result and leaves the key completed. */
