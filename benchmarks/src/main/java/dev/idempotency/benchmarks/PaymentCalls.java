@@ -132,13 +132,14 @@ final class PaymentCalls {
 
     /** The executor's cell with the callback's insert on plain JDBC ({@link #PLAIN_JDBC_CALLBACK_CELL}). */
     static BenchmarkRun.Cell plainJdbcCallbackCell(BenchmarkRun run, int callers) {
-        return executorCell(run, callers, PLAIN_JDBC_CALLBACK_CELL, "executor-plain-jdbc", PostgresIdempotentExecutor::builder,
-                BenchmarkSql.INSERT_PAYMENT_POSITIONAL, PaymentCalls::executorCallOnPlainJdbc);
+        return executorCell(run, callers, PLAIN_JDBC_CALLBACK_CELL, "executor-plain-jdbc", run.database()::pool,
+                PostgresIdempotentExecutor::builder, BenchmarkSql.INSERT_PAYMENT_POSITIONAL, PaymentCalls::executorCallOnPlainJdbc);
     }
 
     private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName,
                                                   Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder) {
-        return executorCell(run, callers, name, poolName, builder, BenchmarkSql.INSERT_PAYMENT, PaymentCalls::executorCall);
+        return executorCell(run, callers, name, poolName, run.database()::pool, builder, BenchmarkSql.INSERT_PAYMENT,
+                PaymentCalls::executorCall);
     }
 
     /** The executor's cell on connections to {@code jdbcUrl} (the same database through a pooler, say). */
@@ -151,12 +152,6 @@ final class PaymentCalls {
     @FunctionalInterface
     private interface ExecutorCall {
         void call(PostgresIdempotentExecutor executor, String insertPayment, String key) throws Exception;
-    }
-
-    private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName,
-                                                  Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder,
-                                                  String insertPaymentTemplate, ExecutorCall call) {
-        return executorCell(run, callers, name, poolName, run.database()::pool, builder, insertPaymentTemplate, call);
     }
 
     /** Opens a cell's pool of {@code size} connections under {@code name}. */
