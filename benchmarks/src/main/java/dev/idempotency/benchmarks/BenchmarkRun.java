@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +33,7 @@ final class BenchmarkRun {
     private final Pgbench pgbench;
     private final IdempotencyConfig executorConfig;
     private final Map<String, Measurement> cells = new HashMap<>();
+    private final Map<String, Object> cellFacts = new HashMap<>();
     private final Set<String> warmWorkloads = new HashSet<>();
     private final List<String> notes = new ArrayList<>();
 
@@ -83,8 +85,21 @@ final class BenchmarkRun {
     /** A cell: what it measures, at how many callers, and how. */
     record Cell(String name, int callers, CellBody body) {
         String key() {
+            return key(name, callers);
+        }
+
+        static String key(String name, int callers) {
             return name + " @ " + callers;
         }
+    }
+
+    /**
+     * What the cell {@code name} at {@code callers} learned besides its figures (what a relay beside
+     * it published, say): one object per cell in a run, kept with its cached measurement, so that
+     * every section showing the cell reports what its body saw, not an object no body filled.
+     */
+    <T> T cellFacts(String name, int callers, Class<T> type, Supplier<T> create) {
+        return type.cast(cellFacts.computeIfAbsent(Cell.key(name, callers), key -> create.get()));
     }
 
     /**

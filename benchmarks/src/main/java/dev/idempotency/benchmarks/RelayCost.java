@@ -59,20 +59,17 @@ final class RelayCost implements Section {
     @Override
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         List<ResultRow> rows = new ArrayList<>();
-        RelayFacts relayFacts = new RelayFacts();
-        RelayFacts preV4Facts = new RelayFacts();
         List<Measurement> writers = run.interleaved(List.of(PaymentCalls.executorCell(run, WRITERS),
-                executorWithRelayCell(run, WITH_RELAY_CELL, relayFacts, null), preV4WritersCell(run, false, new RelayFacts()),
-                preV4WritersCell(run, true, preV4Facts)));
+                executorWithRelayCell(run, WITH_RELAY_CELL, null), preV4WritersCell(run, false), preV4WritersCell(run, true)));
         Measurement alone = writers.get(0);
         Measurement withRelay = writers.get(1);
         Measurement preV4Alone = writers.get(2);
         Measurement preV4WithRelay = writers.get(3);
         rows.add(ResultRow.of(TITLE, PaymentCalls.EXECUTOR_CELL + ", no relay", WRITERS, alone));
-        rows.add(writersRow(run, WITH_RELAY_CELL, withRelay, alone, relayFacts));
+        rows.add(writersRow(run, WITH_RELAY_CELL, withRelay, alone));
         rows.add(ResultRow.of(TITLE, PRE_V4 + PaymentCalls.EXECUTOR_CELL + ", no relay", WRITERS, preV4Alone)
                 .compared("V4/pre-V4 executor alone: ops " + Targets.format(Targets.ratio(alone.opsPerSecond(), preV4Alone.opsPerSecond()))));
-        rows.add(writersRow(run, PRE_V4 + WITH_RELAY_CELL, preV4WithRelay, preV4Alone, preV4Facts));
+        rows.add(writersRow(run, PRE_V4 + WITH_RELAY_CELL, preV4WithRelay, preV4Alone));
 
         int events = run.settings().relay().costEvents();
         List<Design> designs = List.of(v4(run), preV4(run));
@@ -130,8 +127,8 @@ final class RelayCost implements Section {
         return rows;
     }
 
-    private static ResultRow writersRow(BenchmarkRun run, String measured, Measurement withRelay, Measurement alone,
-                                        RelayFacts facts) {
+    private static ResultRow writersRow(BenchmarkRun run, String measured, Measurement withRelay, Measurement alone) {
+        RelayFacts facts = RelayFacts.of(run, measured);
         double ratio = Targets.ratio(withRelay.opsPerSecond(), alone.opsPerSecond());
         return ResultRow.of(TITLE, measured, WRITERS, withRelay)
                 .compared(String.format(Locale.ROOT, "with/without relay: ops %s; %s; relay published %d, %d pending at the end%s",
@@ -145,6 +142,11 @@ final class RelayCost implements Section {
         long published;
         long pending;
         RelayCpu.Share cpu = RelayCpu.Share.NONE;
+
+        /** The facts of the cell {@code cell} at {@link #WRITERS} callers in this run, whichever section measured it. */
+        static RelayFacts of(BenchmarkRun run, String cell) {
+            return run.cellFacts(cell, WRITERS, RelayFacts.class, RelayFacts::new);
+        }
     }
 
     /** Work run beside the writers and the relay in a cell: started after the relay, closed after the load. */
@@ -157,12 +159,13 @@ final class RelayCost implements Section {
      * The executor at {@link #WRITERS} callers with one relay in the same JVM publishing what they
      * commit, as the cell {@code cell}; {@code alongside} (or null) runs beside them (section 8's sweeper).
      */
-    static Measurement executorWithRelay(BenchmarkRun run, String cell, RelayFacts relayFacts, Alongside alongside) throws Exception {
-        return run.cell(executorWithRelayCell(run, cell, relayFacts, alongside));
+    static Measurement executorWithRelay(BenchmarkRun run, String cell, Alongside alongside) throws Exception {
+        return run.cell(executorWithRelayCell(run, cell, alongside));
     }
 
     /** The cell of {@link #executorWithRelay}, to measure interleaved with the cells it is compared with. */
-    static BenchmarkRun.Cell executorWithRelayCell(BenchmarkRun run, String cell, RelayFacts relayFacts, Alongside alongside) {
+    static BenchmarkRun.Cell executorWithRelayCell(BenchmarkRun run, String cell, Alongside alongside) {
+        RelayFacts relayFacts = RelayFacts.of(run, cell);
         return new BenchmarkRun.Cell(cell, WRITERS, () -> {
             AtomicLong published = new AtomicLong();
             try (HikariDataSource relayPool = run.database().pool("cost-relay", RelayBenchSettings.RELAY_POOL_SIZE);
@@ -195,8 +198,9 @@ final class RelayCost implements Section {
     }
 
     /** The executor at {@link #WRITERS} callers on the pre-V4 schema, with or without a pre-V4 drain loop. */
-    static BenchmarkRun.Cell preV4WritersCell(BenchmarkRun run, boolean withRelay, RelayFacts relayFacts) {
+    static BenchmarkRun.Cell preV4WritersCell(BenchmarkRun run, boolean withRelay) {
         String cell = PRE_V4 + (withRelay ? WITH_RELAY_CELL : PaymentCalls.EXECUTOR_CELL + ", no relay");
+        RelayFacts relayFacts = RelayFacts.of(run, cell);
         return new BenchmarkRun.Cell(cell, WRITERS, () -> {
             PreV4Schema preV4 = run.database().preV4();
             AtomicLong published = new AtomicLong();

@@ -66,10 +66,10 @@ final class SweeperThroughput implements Section {
                         1000.0 * rows / rotation.opsPerSecond(), Math.max(1, rows / 10)),
                 "reported only: no per-row purge of events any more"));
 
-        Measurement withRelay = RelayCost.executorWithRelay(run, RelayCost.WITH_RELAY_CELL, new RelayCost.RelayFacts(), null);
+        Measurement withRelay = RelayCost.executorWithRelay(run, RelayCost.WITH_RELAY_CELL, null);
         RotationFacts facts = new RotationFacts();
         Measurement rotating = RelayCost.executorWithRelay(run, RelayCost.WITH_RELAY_CELL + ", sweeper rotating every "
-                + ROTATION_INTERVAL.toSeconds() + " s", new RelayCost.RelayFacts(), () -> rotateEvery(run, facts));
+                + ROTATION_INTERVAL.toSeconds() + " s", () -> rotateEvery(run, facts));
         result.add(ResultRow.of(TITLE, RelayCost.WITH_RELAY_CELL, RelayCost.WRITERS, withRelay));
         result.add(ResultRow.of(TITLE, RelayCost.WITH_RELAY_CELL + ", sweeper rotating every " + ROTATION_INTERVAL.toSeconds() + " s",
                         RelayCost.WRITERS, rotating)
