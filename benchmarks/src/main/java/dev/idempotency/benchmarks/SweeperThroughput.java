@@ -19,10 +19,11 @@ import org.jdbi.v3.core.Jdbi;
  * tenth as many in the current generation, which must stay), (b) the writers while a sweeper rotates
  * every second under them, next to the same cell without it (both with a relay draining, as a rotation
  * needs), and (c) as before, how fast expired keys are purged and whether that keeps up with the relay:
- * at least {@value #RELAY_RATE} rows/s sustained, the rate three relays drained at in the README's section 5.
+ * at least {@value #RELAY_RATE} rows/s sustained, the rate three relays drained at in section 5 before V4
+ * (benchmarks/HISTORY.md, 2026-11-21).
  */
 final class SweeperThroughput implements Section {
-    /** Three relays' drain rate to the no-op publisher in the README's run, rounded up: what the purge must follow. */
+    /** Three relays' drain rate to the no-op publisher on 2026-11-21 (before V4), rounded up: what the purge must follow. */
     static final double RELAY_RATE = 19_200;
     private static final String TITLE = "8 sweeper throughput";
     /** How often the sweeper rotates under the writers in (b). */
