@@ -130,9 +130,12 @@ public final class RabbitMqPublisher implements Publisher {
         try {
             List<CompletableFuture<PublishResult>> results = write(open, confirms, events);
             awaitConfirms(results, deadline);
-            String missing = "no publisher confirm within " + config.confirmTimeout();
-            return results.stream().map(result -> result.getNow(PublishResult.retry(missing)))
-                    .collect(Collectors.toList());
+            // On a connection that died under the batch, its shutdown listener may still be completing some of
+            // these as UNAVAILABLE on the client's thread: answer the same, or an outage would count attempts.
+            PublishResult missing = open.getConnection().isOpen()
+                    ? PublishResult.retry("no publisher confirm within " + config.confirmTimeout())
+                    : PublishResult.unavailable("not confirmed: the connection to RabbitMQ closed");
+            return results.stream().map(result -> result.getNow(missing)).collect(Collectors.toList());
         } finally {
             stalledWrite.cancel(false);
             confirms.clear();
@@ -144,7 +147,7 @@ public final class RabbitMqPublisher implements Publisher {
         return config;
     }
 
-    /** Closes the connection; a batch in flight ends with RETRY results. */
+    /** Closes the connection; the events of a batch in flight that were not confirmed end UNAVAILABLE. */
     @Override
     public void close() {
         closed = true;
