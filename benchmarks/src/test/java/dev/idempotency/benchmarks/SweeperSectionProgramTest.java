@@ -19,7 +19,8 @@ class SweeperSectionProgramTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void sweeperSectionRotatesAGenerationRotatesUnderWritersAndPurgesKeysAtTwoSettings() {
-        ProgramRun run = ProgramRun.of("--sections=sweeper", "--sweeper-rows=2000", "--seconds=2", "--warmup=0", "--jit-warmup=0");
+        ProgramRun run = ProgramRun.of("--sections=sweeper", "--sweeper-rows=2000", "--seconds=2", "--warmup=0", "--jit-warmup=0",
+                "--jit-quiet-within=0");
         int exitCode = run.exitCode();
         String output = run.output();
 
