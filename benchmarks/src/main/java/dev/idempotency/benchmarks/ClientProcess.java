@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -11,8 +13,9 @@ import java.util.Optional;
  * mode (its own code, not the kernel's on its behalf) and how often its threads were switched off a
  * CPU, voluntarily (blocked, e.g. on a socket read) or not. A client thread blocked on each round trip
  * is switched out once per round trip; one serving many connections from one {@code poll} (pgbench)
- * mostly finds the next answer waiting. Threads that end take their switches along, so read it around
- * a window in which the client's threads live throughout.
+ * mostly finds the next answer waiting. Switches are counted per thread, so a thread that ends between
+ * two readings takes only its own along (its switches in the window are missed, never subtracted): read
+ * it around a window in which the threads that do the work live throughout.
  */
 final class ClientProcess {
     /** Linux reports process times in clock ticks of 1/100 s (USER_HZ, fixed for /proc on every architecture we run on). */
@@ -20,10 +23,27 @@ final class ClientProcess {
     /** utime's position in /proc/<pid>/stat, counted from the state field that follows the command name. */
     private static final int UTIME_AFTER_COMMAND = 11;
 
-    /** One reading: user CPU time in microseconds and context switches, both since the process started. */
-    record Reading(long userMicros, long switches) {
+    /** One reading: user CPU time in microseconds since the process started, and each live thread's context switches. */
+    record Reading(long userMicros, Map<Long, Long> switchesByThread) {
         /** What a process has spent when it starts. */
-        static final Reading AT_START = new Reading(0, 0);
+        static final Reading AT_START = new Reading(0, Map.of());
+
+        Reading {
+            switchesByThread = Map.copyOf(switchesByThread);
+        }
+
+        /**
+         * The switches of this reading's threads since {@code earlier}: a thread in both, what it added; a
+         * thread started since (or whose id was reused), all of its own.
+         */
+        long switchesSince(Reading earlier) {
+            long sum = 0;
+            for (Map.Entry<Long, Long> thread : switchesByThread.entrySet()) {
+                long before = earlier.switchesByThread.getOrDefault(thread.getKey(), 0L);
+                sum += thread.getValue() >= before ? thread.getValue() - before : thread.getValue();
+            }
+            return sum;
+        }
     }
 
     private ClientProcess() {
@@ -32,10 +52,10 @@ final class ClientProcess {
     /** A reading of process {@code pid}; empty where there is no {@code /proc} or the process is gone. */
     static Optional<Reading> of(long pid) {
         Path process = Path.of("/proc", Long.toString(pid));
-        long switches = 0;
+        Map<Long, Long> switches = new HashMap<>();
         try (DirectoryStream<Path> threads = Files.newDirectoryStream(process.resolve("task"))) {
             for (Path thread : threads) {
-                switches += switchesOf(thread.resolve("status"));
+                switchesOf(thread.resolve("status")).ifPresent(count -> switches.put(Long.parseLong(thread.getFileName().toString()), count));
             }
             String stat = Files.readString(process.resolve("stat"));
             // The command name is in parentheses and may itself hold spaces or parentheses.
@@ -65,10 +85,10 @@ final class ClientProcess {
             return new ClientCost(cpuMicros, Double.NaN, Double.NaN);
         }
         return new ClientCost(cpuMicros, (double) (after.get().userMicros() - before.get().userMicros()) / operations,
-                (double) (after.get().switches() - before.get().switches()) / operations);
+                (double) after.get().switchesSince(before.get()) / operations);
     }
 
-    private static long switchesOf(Path status) {
+    private static Optional<Long> switchesOf(Path status) {
         long sum = 0;
         try {
             for (String line : Files.readAllLines(status)) {
@@ -76,9 +96,10 @@ final class ClientProcess {
                     sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
                 }
             }
+            return Optional.of(sum);
         } catch (IOException | NumberFormatException e) {
             // A thread that ended between the listing and the read: its counts are gone either way.
+            return Optional.empty();
         }
-        return sum;
     }
 }
