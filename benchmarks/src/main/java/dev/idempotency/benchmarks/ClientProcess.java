@@ -55,7 +55,8 @@ final class ClientProcess {
         Map<Long, Long> switches = new HashMap<>();
         try (DirectoryStream<Path> threads = Files.newDirectoryStream(process.resolve("task"))) {
             for (Path thread : threads) {
-                switchesOf(thread.resolve("status")).ifPresent(count -> switches.put(Long.parseLong(thread.getFileName().toString()), count));
+                long threadId = Long.parseLong(thread.getFileName().toString());
+                switchesOf(thread.resolve("status")).ifPresent(count -> switches.put(threadId, count));
             }
             String stat = Files.readString(process.resolve("stat"));
             // The command name is in parentheses and may itself hold spaces or parentheses.

@@ -235,8 +235,8 @@ final class ExecutorSql {
      * {@link #COMPLETE_KEY_WITH_EVENTS} for the usual callback, which emits one event: the same
      * statement and the same locking without the arrays, the sort and the distinct that several
      * events need, which PostgreSQL pays for per statement (benchmarks/HISTORY.md, "Issue 14: one
-     * event without arrays"). The ordering key's lock is an InitPlan gating the insert (a one-time filter), so it
-     * is taken before the row's id is drawn, as above.
+     * event without arrays"). The ordering key's lock is an InitPlan gating the insert (a one-time
+     * filter), so it is taken before the row's id is drawn, as above.
      *
      * <p>Proved by the same tests, run with one event and with two.
      */
