@@ -24,7 +24,8 @@ class IdempotencyMigrationsTest {
     /** Every table and view the migrations create, with Flyway's history; the outbox is split into three generations. */
     private static final List<String> ALL_TABLES = List.of("idempotency_keys", "idempotency_schema_history",
             "outbox_event_states", "outbox_events", "outbox_events_0", "outbox_events_1", "outbox_events_2",
-            "outbox_generation", "outbox_relay_instances", "outbox_relay_partitions", "outbox_retries");
+            "outbox_generation", "outbox_relay_instances", "outbox_relay_partitions", "outbox_relay_positions",
+            "outbox_relay_server", "outbox_retries");
 
     /** An empty schema for each test: the tests migrate it themselves. */
     @RegisterExtension
@@ -34,7 +35,7 @@ class IdempotencyMigrationsTest {
     void createsTheKeysAndOutboxTablesInTheNamedSchema() throws SQLException {
         MigrateResult result = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 
-        assertEquals(6, result.migrationsExecuted);
+        assertEquals(7, result.migrationsExecuted);
         assertEquals(ALL_TABLES, tables());
     }
 

@@ -306,22 +306,23 @@ final class ExecutorSql {
 
     /**
      * The event rows {@code e} of one generation table, each with its virtual partition's relay
-     * position {@code p} (none when no relay ever ran: then nothing is consumed), as V4's
-     * outbox_event_states view joins them.
+     * position {@code p} as this server trusts it (V7's outbox_relay_positions: a position written on
+     * another server, by a dump restored here or a logical-replication cut-over, consumes nothing), or
+     * none when no relay ever ran (then nothing is consumed), as outbox_event_states joins them.
      */
     private static final String EVENTS_WITH_POSITIONS = """
             <schema>.outbox_events_<generation> e
-            LEFT JOIN <schema>.outbox_relay_partitions p
+            LEFT JOIN <schema>.outbox_relay_positions p
                    ON p.partition_no = (e.ordering_hash & 2147483647)
                                        % (SELECT nullif(count(*), 0) FROM <schema>.outbox_relay_partitions)""";
 
     /**
-     * Whether such an event has been consumed by the relays (see V4): its partition's consumed
-     * snapshot sees its transaction, or the batch under way sees it and has passed its id.
+     * Whether such an event has been consumed by the relays: V7's outbox_event_consumed, the one
+     * definition (its partition's consumed snapshot sees its transaction, or the batch under way sees
+     * it and has passed its id), which PostgreSQL inlines.
      */
     private static final String CONSUMED = """
-            coalesce(pg_visible_in_snapshot(e.txid, p.consumed_snapshot)
-                     OR (pg_visible_in_snapshot(e.txid, p.batch_snapshot) AND e.id <= p.batch_cursor), false)""";
+            <schema>.outbox_event_consumed(e.txid, e.id, p.consumed_snapshot, p.batch_snapshot, p.batch_cursor)""";
 
     /**
      * Step 2: counts the next generation's events, and those not consumed yet, BEFORE locking it,

@@ -12,12 +12,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.function.UnaryOperator;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.mapper.RowMapper;
 import org.jdbi.v3.core.result.ResultBearing;
 import org.jdbi.v3.core.result.ResultProducer;
 import org.jdbi.v3.core.statement.Query;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The publish path: reads pages of committed events by snapshot difference, and after each page moves
@@ -37,8 +40,16 @@ import org.jdbi.v3.core.statement.Query;
  * <p>Used by the worker thread only. Positions are cached per lease epoch; a new lease reads the
  * stored position, so a new owner goes on where the last fenced write of the old one left it (and
  * publishes again what the old one published after it).
+ *
+ * <p>Positions count transaction ids of one server's history, so every read and write is gated by the
+ * token of the server's run that {@link ServerHistory} validated the stored positions under. When the
+ * server changed (a restart, crash recovery, failover or restore), the gate refuses the statement: the
+ * positions held in memory are forgotten, since they may be ahead of the server's history, and the
+ * stored ones are validated and read again.
  */
 final class OutboxPositions {
+    private static final Logger log = LoggerFactory.getLogger(OutboxPositions.class);
+
     /** A partition's position as stored; {@code batch} and {@code cursor} are both null or both set. */
     record Position(long epoch, String consumed, String batch, Long cursor) {
     }
@@ -67,6 +78,7 @@ final class OutboxPositions {
     };
 
     private final Jdbi jdbi;
+    private final ServerHistory history;
     private final String instanceId;
     private final int partitions;
     private final int batchSize;
@@ -85,9 +97,12 @@ final class OutboxPositions {
     /** The last read filled a page (and so does the first, until a read says otherwise). */
     private boolean backlog = true;
     private int turn;
+    /** The token of the server run the positions are validated on; null until validated, or after a change. */
+    private UUID server;
 
     OutboxPositions(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
+        this.history = new ServerHistory(jdbi, config.instanceId(), config.schema(), sql);
         this.instanceId = config.instanceId();
         this.partitions = config.partitions();
         this.batchSize = config.batchSize();
@@ -110,6 +125,36 @@ final class OutboxPositions {
         if (leases.isEmpty()) {
             return Page.NONE;
         }
+        if (server == null) {
+            validateServer();
+        }
+        try {
+            return readOnThisServer(leases);
+        } catch (RuntimeException e) {
+            if (!ServerHistory.serverChanged(e)) {
+                throw e;
+            }
+            log.warn("relay {}: the PostgreSQL server changed under it (a restart, crash recovery, failover or restore):"
+                    + " it forgets the positions it held and goes on from those stored in the database, publishing"
+                    + " again what it published since they were written", instanceId);
+            validateServer();
+            return readOnThisServer(leases);
+        }
+    }
+
+    /**
+     * Validates the stored positions on the server connected to now ({@link ServerHistory#validate()}) and
+     * forgets every position held in memory, so the next reads start from the stored ones.
+     */
+    void validateServer() {
+        server = null;
+        known.clear();
+        unwritten.clear();
+        backlog = true;
+        server = history.validate();
+    }
+
+    private Page readOnThisServer(Map<Integer, Long> leases) {
         refresh(leases);
         Map<String, Map<Integer, Position>> underWay = new TreeMap<>();
         for (Map.Entry<Integer, Long> lease : leases.entrySet()) {
@@ -141,6 +186,7 @@ final class OutboxPositions {
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bind("xmax", bounds.xmax())
                 .bindArray("xip", String.class, bounds.xip())
+                .bind("server", server)
                 .bind("limit", batchSize + 1);
         RowMapper<EventRow> rowsAndHi = (rs, ctx) -> {
             if (hi.isEmpty()) {
@@ -170,6 +216,7 @@ final class OutboxPositions {
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bindArray("cursors", Long.class, Arrays.asList(cursors))
                 .bind("hi", hi)
+                .bind("server", server)
                 .bind("limit", batchSize + 1), (rs, ctx) -> EventRow.read(rs));
         return page(hi, group, rows, leases, true);
     }
@@ -289,7 +336,8 @@ final class OutboxPositions {
     /**
      * Writes every unwritten position, with {@code moved}'s copies to outbox_retries, in one fenced
      * statement. If it fails, the relay forgets those positions and reads on from the stored ones
-     * (publishing again what it published since), so no copy to outbox_retries is ever skipped.
+     * (publishing again what it published since), so no copy to outbox_retries is ever skipped; if it
+     * failed because the server changed, the next read validates the new one first.
      */
     private Map<Integer, Long> write(Moved moved) {
         Map<Integer, Long> claimed = new LinkedHashMap<>();
@@ -312,7 +360,8 @@ final class OutboxPositions {
                         .bindArray("epochs", Long.class, List.copyOf(claimed.values()))
                         .bindArray("consumed", String.class, consumed)
                         .bindArray("batches", String.class, batches)
-                        .bindArray("cursors", Long.class, cursors);
+                        .bindArray("cursors", Long.class, cursors)
+                        .bind("server", server);
                 if (!moved.ids.isEmpty()) {
                     query.bind("partitions", partitions)
                             .bindArray("movedIds", Long.class, moved.ids)
@@ -326,6 +375,11 @@ final class OutboxPositions {
         } catch (RuntimeException e) {
             known.keySet().removeAll(unwritten.keySet());
             unwritten.clear();
+            if (ServerHistory.serverChanged(e)) {
+                // Nothing was written: the next read validates the server and reads the stored positions.
+                server = null;
+                return Map.of();
+            }
             throw e;
         }
         lastWriteNanos = System.nanoTime();

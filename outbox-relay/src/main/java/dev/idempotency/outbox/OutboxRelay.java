@@ -63,6 +63,15 @@ import org.slf4j.LoggerFactory;
  * consumers that deduplicate by message id see no difference; a consumer that does not deduplicate
  * may see that event twice, the second time after later events of its key.
  *
+ * <h2>When the database's history moves</h2>
+ * Positions count transaction ids, which belong to one server's history. Every read and write of a
+ * position is gated by the token of the server's current run (migration V7), which a restart, crash
+ * recovery, failover to a standby or restore changes: the relay then forgets the positions it held in
+ * memory and goes on from the stored ones, which hold on any history that contains them. Positions that
+ * were written on another server (a dump restored here, a logical-replication cut-over) are found at
+ * start and at every such change, and every event still in the outbox is published again from the
+ * start, in key order; the sweeper never counts events as consumed by them.
+ *
  * <h2>Retries and dead letters</h2>
  * An event whose attempt fails is copied to {@code outbox_retries} with its backoff, and so are its
  * key's later events as the relay reaches them, so the position goes on for every other key; the
@@ -109,6 +118,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final Jdbi jdbi;
     private final OutboxSchemaCheck schemaCheck;
     private final PartitionLeases leases;
+    private final OutboxPositions positions;
     private final OutboxDispatcher dispatcher;
     private final TimeLimitedPublisher publisher;
     private final IdleWait idle;
@@ -139,7 +149,8 @@ public final class OutboxRelay implements AutoCloseable {
         this.leases = new PartitionLeases(jdbi, config, sql);
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
-        this.dispatcher = new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
+        this.positions = new OutboxPositions(jdbi, config, sql);
+        this.dispatcher = new OutboxDispatcher(positions, new RetryQueue(jdbi, config, sql), leases,
                 this.publisher, config, listener, outage);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax(), config.linger());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
@@ -163,9 +174,9 @@ public final class OutboxRelay implements AutoCloseable {
      * @throws PoolerBreaksPreparedStatementsException when a pooler (PgBouncer in transaction mode
      *         without {@code max_prepared_statements}) would run this relay's named statements on
      *         other clients' backends; the message names the fix
-     * @throws OutboxSchemaException when the outbox table predates this relay's migrations or its id
-     *         sequence caches ids (CACHE other than 1), which would break per-key order; the message
-     *         names the fix
+     * @throws OutboxSchemaException when the outbox table predates this relay's migrations, its id
+     *         sequence caches ids (CACHE other than 1), which would break per-key order, or is behind the
+     *         ids the outbox holds (a logical replica's copy); the message names the fix
      */
     public synchronized void start() {
         if (state != State.NEW) {
@@ -174,6 +185,8 @@ public final class OutboxRelay implements AutoCloseable {
         PoolerProbe.check(jdbi, "outbox relay " + config.instanceId());
         schemaCheck.verify();
         leases.prepare();
+        // Before the worker reads: positions from another server are rebased, a sequence behind its rows refused.
+        positions.validateServer();
         state = State.RUNNING;
         leaseKeeper.scheduleWithFixedDelay(this::keepLeases, 0, config.renewalInterval().toNanos(), TimeUnit.NANOSECONDS);
         worker.start();

@@ -112,7 +112,8 @@ final class RelaySql {
 
     /**
      * What the relay needs of the outbox, read from the catalogs (no lock): whether the table exists,
-     * whether it has message_id (migration V3) and txid (V4), whether outbox_retries exists (V4), its id
+     * whether it has message_id (migration V3) and txid (V4), whether outbox_retries exists (V4) and
+     * outbox_relay_server (V7), its id
      * sequence and that sequence's CACHE. The CASEs keep pg_get_serial_sequence, which fails on a
      * missing table, from running when it is missing.
      * Locks: none (catalog reads).
@@ -126,12 +127,100 @@ final class RelaySql {
                            WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'txid'
                              AND NOT a.attisdropped) AS has_txid,
                    to_regclass(t.retries) IS NOT NULL AS has_retries,
+                   to_regclass(t.server) IS NOT NULL AS has_server_token,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
                         THEN pg_get_serial_sequence(t.name, 'id') END AS id_sequence,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
                         THEN (SELECT s.seqcache FROM pg_catalog.pg_sequence s
                               WHERE s.seqrelid = pg_get_serial_sequence(t.name, 'id')::regclass) END AS id_cache
-            FROM (VALUES ('<schema>.outbox_events', '<schema>.outbox_retries')) AS t(name, retries)""";
+            FROM (VALUES ('<schema>.outbox_events', '<schema>.outbox_retries', '<schema>.outbox_relay_server'))
+                AS t(name, retries, server)""";
+
+    // ---- the server the positions count in (V7) ---------------------------------------------
+
+    /**
+     * The gate of every read and write of positions: raises SQLSTATE {@value #SERVER_CHANGED} unless
+     * :server is the token of the server's current run (V7's outbox_require_server), so nothing is read or
+     * written with positions held from before a restart, crash, failover or restore. It depends on no row,
+     * so PostgreSQL evaluates it once, as a one-time filter, before the statement reads anything.
+     */
+    private static final String ON_THIS_SERVER = "<schema>.outbox_require_server(CAST(:server AS uuid))";
+
+    /** The SQLSTATE of {@link #ON_THIS_SERVER}'s refusal. */
+    static final String SERVER_CHANGED = "IH001";
+
+    /**
+     * Draws the token of this server's run when there is none or it is stale (another postmaster start, or
+     * another server); keeps a current one, which another relay drew. Sent under {@link #LOCK_PARTITIONS},
+     * so relays validating at once agree on one token.
+     * Locks: the one row of the unlogged outbox_relay_server.
+     */
+    private static final String DRAW_SERVER_TOKEN = """
+            INSERT INTO <schema>.outbox_relay_server AS s (singleton) VALUES (true)
+            ON CONFLICT (singleton) DO UPDATE
+                SET token = gen_random_uuid(), system_identifier = excluded.system_identifier,
+                    postmaster_started_at = excluded.postmaster_started_at
+                WHERE s.system_identifier <> excluded.system_identifier
+                   OR s.postmaster_started_at <> excluded.postmaster_started_at""";
+
+    /**
+     * What decides whether the stored positions hold on this server, read under {@link #LOCK_PARTITIONS}:
+     * the token; positions written on another server (their system identifier); positions of this server
+     * whose snapshot runs ahead of its transaction counter (impossible on one history); events whose txid
+     * is at or above the counter (committed "in the future": copied from another server, and invisible
+     * here until the counter passes them); and the highest event id against its sequence (a logical
+     * replica copies rows but not sequences). Locks: none beyond LOCK_PARTITIONS (reads).
+     */
+    private static final String SERVER_CHECK = """
+            WITH here AS MATERIALIZED (
+                SELECT <schema>.outbox_system_identifier() AS system_identifier,
+                       pg_snapshot_xmax(pg_current_snapshot()) AS xmax
+            )
+            SELECT <schema>.outbox_server_token() AS token,
+                   (SELECT system_identifier FROM here) AS system_identifier,
+                   (SELECT xmax::text FROM here) AS xmax,
+                   (SELECT count(*) FROM <schema>.outbox_relay_partitions p
+                    WHERE p.system_identifier <> (SELECT system_identifier FROM here)) AS foreign_positions,
+                   (SELECT min(p.system_identifier) FROM <schema>.outbox_relay_partitions p
+                    WHERE p.system_identifier <> (SELECT system_identifier FROM here)) AS foreign_system_identifier,
+                   (SELECT count(*) FROM <schema>.outbox_relay_partitions p
+                    WHERE p.system_identifier = (SELECT system_identifier FROM here)
+                      AND (pg_snapshot_xmax(p.consumed_snapshot) > (SELECT xmax FROM here)
+                           OR pg_snapshot_xmax(p.batch_snapshot) > (SELECT xmax FROM here))) AS positions_ahead,
+                   (SELECT count(*) FROM <schema>.outbox_events e
+                    WHERE e.txid >= (SELECT xmax FROM here)) AS events_ahead,
+                   (SELECT max(e.id) FROM <schema>.outbox_events e) AS max_id,
+                   pg_sequence_last_value(pg_get_serial_sequence('<schema>.outbox_events', 'id')::regclass) AS sequence_last,
+                   pg_get_serial_sequence('<schema>.outbox_events', 'id') AS sequence""";
+
+    /**
+     * Makes every event still in the outbox pending again, on this server's count, when the stored positions
+     * do not hold here ({@link #SERVER_CHECK}): republishing is safe (consumers drop copies by message id),
+     * skipping is not. First it waits for every writer in flight and holds new ones until commit, so no
+     * event commits beside it; then events whose txid this server could still see as in progress or in
+     * the future get this transaction's id (older ones are visible to every snapshot from now on); then
+     * every partition starts from '1:1:' (nothing consumed) on this server. Per key, ids stay in their
+     * order, and every later event has a higher id and commits after this.
+     * Locks: SHARE on outbox_events (writers wait for the commit, readers go on), the partition rows.
+     */
+    private static final String REBASE_LOCK = """
+            LOCK TABLE <schema>.outbox_events IN SHARE MODE""";
+
+    /** {@link #REBASE_LOCK}'s second statement; returns how many events the outbox holds. */
+    private static final String REBASE = """
+            WITH restamped AS (
+                UPDATE <schema>.outbox_events SET txid = pg_current_xact_id()
+                WHERE txid >= (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+                RETURNING 1
+            ), reset AS (
+                UPDATE <schema>.outbox_relay_partitions
+                SET consumed_snapshot = '1:1:', batch_snapshot = NULL, batch_cursor = NULL,
+                    system_identifier = <schema>.outbox_system_identifier()
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM <schema>.outbox_events) AS events,
+                   (SELECT count(*) FROM restamped) AS restamped,
+                   (SELECT count(*) FROM reset) AS partitions""";
 
     // ---- the publish path: snapshot differences --------------------------------------------
 
@@ -205,6 +294,7 @@ final class RelaySql {
             , (SELECT snapshot::text FROM hi) AS hi
             FROM page CROSS JOIN LATERAL (
                 SELECT * FROM <schema>.outbox_events w WHERE w.id = page.id AND w.generation = page.generation) e
+            WHERE """ + ON_THIS_SERVER + """
             ORDER BY e.id""";
 
     /**
@@ -226,6 +316,7 @@ final class RelaySql {
               AND e.id > (SELECT cursors FROM pos)[(e.ordering_hash & 2147483647) % :partitions + 1]
               AND pg_visible_in_snapshot(e.txid, (SELECT hi FROM pos))
               AND NOT pg_visible_in_snapshot(e.txid, (SELECT los FROM pos)[(e.ordering_hash & 2147483647) % :partitions + 1])
+              AND """ + ON_THIS_SERVER + """
             ORDER BY e.id
             LIMIT :limit""";
 
@@ -260,7 +351,7 @@ final class RelaySql {
                 batch_cursor = s.cursor
             FROM unnest(:partitionNos, :consumed, :batches, :cursors) AS s(partition_no, consumed, batch, cursor)
             JOIN held ON held.partition_no = s.partition_no
-            WHERE p.partition_no = s.partition_no""";
+            WHERE p.partition_no = s.partition_no AND """ + ON_THIS_SERVER;
 
     /**
      * {@link #ADVANCE} alone, committed without waiting for its WAL to reach disk (synchronous_commit
@@ -426,14 +517,15 @@ final class RelaySql {
 
     /**
      * The outbox events no relay position has passed yet: with no partition rows (no relay ever ran)
-     * every event; otherwise those invisible in their partition's consumed snapshot and not passed by
-     * its batch under way, found by the txid index (in some consumed snapshot's in-progress list, or
-     * at or above the lowest consumed xmax). Used by the backlog statements below.
+     * every event; otherwise those its partition's position does not consume (V7's outbox_event_consumed,
+     * on the positions this server trusts: one written on another server consumes nothing), found by
+     * the txid index (in some consumed snapshot's in-progress list, or at or above the lowest consumed
+     * xmax). Used by the backlog statements below.
      */
     private static final String UNCONSUMED = """
             WITH pos AS MATERIALIZED (
                 SELECT partition_no, consumed_snapshot AS c, batch_snapshot AS b, batch_cursor AS k
-                FROM <schema>.outbox_relay_partitions
+                FROM <schema>.outbox_relay_positions
             ), bounds AS MATERIALIZED (
                 SELECT count(*) AS partitions,
                        coalesce(min(pg_snapshot_xmax(c)), '0'::xid8) AS xmax,
@@ -447,8 +539,7 @@ final class RelaySql {
                       SELECT txid, id, ordering_hash, created_at FROM <schema>.outbox_events
                       WHERE txid >= (SELECT xmax FROM bounds)) e
                 LEFT JOIN pos ON pos.partition_no = (e.ordering_hash & 2147483647) % (SELECT nullif(partitions, 0) FROM bounds)
-                WHERE NOT coalesce(pg_visible_in_snapshot(e.txid, pos.c), false)
-                  AND NOT coalesce(pg_visible_in_snapshot(e.txid, pos.b) AND e.id <= pos.k, false)
+                WHERE NOT <schema>.outbox_event_consumed(e.txid, e.id, pos.c, pos.b, pos.k)
             )
             """;
 
@@ -486,6 +577,10 @@ final class RelaySql {
     final String renew;
     final String release;
     final String outboxTableShape;
+    final String drawServerToken;
+    final String serverCheck;
+    final String rebaseLock;
+    final String rebase;
     final String positions;
     final String diffStart;
     /** {@link #INDEX_READS}, then {@link #DIFF_START}: one string, one round trip, the rows in its second result. */
@@ -516,6 +611,10 @@ final class RelaySql {
         this.renew = RENEW.replace("<schema>", quoted);
         this.release = RELEASE.replace("<schema>", quoted);
         this.outboxTableShape = OUTBOX_TABLE_SHAPE.replace("<schema>", quoted);
+        this.drawServerToken = DRAW_SERVER_TOKEN.replace("<schema>", quoted);
+        this.serverCheck = SERVER_CHECK.replace("<schema>", quoted);
+        this.rebaseLock = REBASE_LOCK.replace("<schema>", quoted);
+        this.rebase = REBASE.replace("<schema>", quoted);
         this.positions = POSITIONS.replace("<schema>", quoted);
         this.diffStart = DIFF_START.replace("<schema>", quoted);
         this.diffStartByIndex = INDEX_READS + ";\n" + diffStart;
