@@ -34,7 +34,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** The README's adapter ({@link JdkServerAdapter}) over real HTTP, and the README showing its code. */
 @Timeout(60)
 class ReadmeHttpExampleTest {
-    private static final Path README = Path.of(System.getProperty("user.dir")).getParent().resolve("README.md");
+    private static final Path README = Path.of(System.getProperty("user.dir")).getParent().resolve("docs/guide.md");
     private static final Path ADAPTER = Path.of(System.getProperty("user.dir"))
             .resolve("src/test/java/dev/idempotency/examples/JdkServerAdapter.java");
 
@@ -137,8 +137,8 @@ class ReadmeHttpExampleTest {
             blocks.add(matcher.group(1));
         }
         if (blocks.stream().noneMatch(block -> normalised(block).equals(normalised(code)))) {
-            fail("README.md has no code block equal to the region tagged adapter (whitespace aside). Copy it from "
-                    + ADAPTER + " into the README, or change both:\n" + code);
+            fail("docs/guide.md has no code block equal to the region tagged adapter (whitespace aside). Copy it from "
+                    + ADAPTER + " into docs/guide.md, or change both:\n" + code);
         }
     }
 

@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReadmeExamplesTest {
     private static final Path MODULE = Path.of(System.getProperty("user.dir"));
-    private static final Path README = MODULE.getParent().resolve("README.md");
+    private static final Path README = MODULE.getParent().resolve("docs/guide.md");
     private static final Path EXAMPLES = MODULE.resolve("src/test/java/dev/idempotency/examples/ReadmeExamples.java");
     private static final Path PAYMENTS_SQL = MODULE.resolve("src/test/resources/readme/payments.sql");
 
@@ -172,8 +172,8 @@ class ReadmeExamplesTest {
                 "consumer", region(EXAMPLES, "consumer"));
         regions.forEach((tag, code) -> {
             if (blocks.stream().noneMatch(block -> normalised(block).equals(normalised(code)))) {
-                fail("README.md has no code block equal to the region tagged " + tag + " (whitespace aside). Copy it "
-                        + "from the test sources into the README, or change both:\n" + code);
+                fail("docs/guide.md has no code block equal to the region tagged " + tag + " (whitespace aside). Copy it "
+                        + "from the test sources into docs/guide.md, or change both:\n" + code);
             }
         });
     }

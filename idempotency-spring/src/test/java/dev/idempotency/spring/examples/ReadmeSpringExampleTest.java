@@ -89,12 +89,12 @@ class ReadmeSpringExampleTest {
         String snippet = normalised(region());
         List<String> blocks = new ArrayList<>();
         Matcher matcher = Pattern.compile("(?m)^```[a-z]*\\n(.*?)^```", Pattern.DOTALL)
-                .matcher(Files.readString(MODULE.getParent().resolve("README.md"), StandardCharsets.UTF_8));
+                .matcher(Files.readString(MODULE.getParent().resolve("docs/guide.md"), StandardCharsets.UTF_8));
         while (matcher.find()) {
             blocks.add(normalised(matcher.group(1)));
         }
-        assertTrue(blocks.contains(snippet), "README.md has no code block equal to the region tagged spring-join "
-                + "(whitespace aside); copy it from " + SELF + " into the README, or change both:\n" + region());
+        assertTrue(blocks.contains(snippet), "docs/guide.md has no code block equal to the region tagged spring-join "
+                + "(whitespace aside); copy it from " + SELF + " into docs/guide.md, or change both:\n" + region());
     }
 
     private static String region() throws IOException {
