@@ -56,6 +56,36 @@ final class Accounting {
         return false;
     }
 
+    /**
+     * What a move of the database's history may not cost, judged on the database as it is now (the history
+     * that won): every committed event of {@code tenant} published at least once, and per ordering key first
+     * published in id order. Publications of events the move took away (committed on the lost history, so
+     * in no database now) are allowed and counted apart; so are the callers' outcomes that went with them.
+     */
+    static Accounting ofMovedHistory(Jdbi jdbi, String tenant, PublishedEvents published, Map<String, Object> moves) {
+        Accounting a = new Accounting();
+        List<CommittedEvent> events = committedEvents(jdbi, tenant);
+        Map<String, Integer> counts = published.countsByMessageId();
+        Map<String, Long> outboxIds = new HashMap<>();
+        events.forEach(e -> outboxIds.put(e.messageId(), e.id()));
+        int lost = 0;
+        for (CommittedEvent e : events) {
+            if (counts.getOrDefault(e.messageId(), 0) == 0 && ++lost <= 10) {
+                a.problems.add("event " + e.id() + " (" + e.orderingKey() + ") was never published");
+            }
+        }
+        a.figures.putAll(moves);
+        a.figures.put("events in the database now", events.size());
+        a.figures.put("publications received", published.size());
+        a.figures.put("events published more than once", counts.entrySet().stream()
+                .filter(c -> outboxIds.containsKey(c.getKey()) && c.getValue() > 1).count());
+        a.figures.put("published events of the lost history", counts.keySet().stream()
+                .filter(id -> !outboxIds.containsKey(id)).count());
+        a.figures.put("events lost", lost);
+        a.figures.put("first publications out of id order", firstPublicationOrderViolations(published, outboxIds, a.problems));
+        return a;
+    }
+
     /** Compares the database, the callers' ledger and the publications. */
     static Accounting of(Jdbi jdbi, String tenant, Ledger ledger, PublishedEvents published) {
         Accounting a = new Accounting();
