@@ -134,6 +134,23 @@ class SweeperRetentionTest {
     }
 
     @Test
+    void noRotationOnPositionsWrittenOnAnotherServerThoughTheyCallEveryEventConsumed() {
+        db.insertEvents(1, 6);
+        db.relaysConsumedEverything(4);
+        // As a dump restored here, or a logical replica, carries them: another cluster's transaction ids.
+        db.schema.execute("UPDATE outbox_relay_partitions SET system_identifier = system_identifier + 1 WHERE partition_no = 1");
+        long foreign = count("SELECT count(*) FROM outbox_events_1 WHERE (ordering_hash & 2147483647) % 4 = 1");
+        assertTrue(foreign > 0, "some of the 6 keys hash to partition 1");
+        db.lastRotatedAgo("31 minutes");
+
+        assertEquals(0, sweeper().sweepOnce().eventsPurged());
+
+        assertEquals(6, db.eventsIn(1), "no event consumed only by another server's position is removed");
+        assertEquals(foreign, count("SELECT count(*) FROM outbox_event_states WHERE status = 'pending'"));
+        assertTrue(warnings().get(0).contains(foreign + " events in outbox_events_1"), warnings().toString());
+    }
+
+    @Test
     void aBatchUnderWayCountsAsConsumedOnlyUpToItsCursor() {
         db.insertEvents(1, 10);
         db.relaysConsumedEverything(1);

@@ -65,8 +65,9 @@ final class ServerHistory {
                     rs.getObject("sequence_last", Long.class), rs.getString("sequence"))).one();
             if (check.maxId() != null && (check.sequenceLast() == null || check.maxId() > check.sequenceLast())) {
                 throw new OutboxSchemaException("outbox relay " + instanceId + " stopped: \"" + schema
-                        + "\".outbox_events holds id " + check.maxId() + ", above the last value "
-                        + check.sequenceLast() + " of its sequence " + check.sequence() + " (a logical replica copies"
+                        + "\".outbox_events holds id " + check.maxId() + ", above the last id its sequence "
+                        + check.sequence() + " handed out (" + (check.sequenceLast() == null ? "none" : check.sequenceLast())
+                        + "; a logical replica copies"
                         + " rows but not sequences), so new events would get lower ids than older events of their"
                         + " keys; fix: SELECT setval('" + check.sequence() + "', " + check.maxId() + ")");
             }
