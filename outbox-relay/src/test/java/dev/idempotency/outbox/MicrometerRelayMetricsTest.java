@@ -33,6 +33,33 @@ class MicrometerRelayMetricsTest {
     }
 
     @Test
+    void aRelayWhoseOldestPendingEventOnlyAgesShowsAsStalledUntilItPublishesAgain() throws Exception {
+        MeterRegistry registry = new SimpleMeterRegistry();
+        MicrometerRelayMetrics metrics = MicrometerRelayMetrics.builder(registry)
+                .backlog(OutboxBacklog.builder(outbox.dataSource()).schema(outbox.schema()).build())
+                .build();
+        RecordingPublisher broker = new RecordingPublisher("a", new PublicationLog()).down(true);
+        try (HikariDataSource pool = outbox.newPool(3);
+             OutboxRelay relay = OutboxRelay.builder(pool, broker).config(outbox.config("a").build()).listener(metrics)
+                     .build()) {
+            relay.start();
+            List<Long> ids = outbox.insertMany("t", "orders", "k", 3);
+            assertTrue(metrics.refresh());
+            Thread.sleep(1_500);
+            assertTrue(metrics.refresh());
+
+            assertTrue(metrics.stalledFor().compareTo(Duration.ofMillis(1_400)) >= 0, metrics.stalledFor().toString());
+            assertTrue(registry.get("outbox.oldest.pending.stalled.seconds").gauge().value() >= 1.4);
+
+            broker.down(false);
+            outbox.awaitStatus(ids, "published", Duration.ofSeconds(30));
+            assertTrue(metrics.refresh());
+            assertEquals(Duration.ZERO, metrics.stalledFor());
+            assertEquals(0.0, registry.get("outbox.oldest.pending.stalled.seconds").gauge().value());
+        }
+    }
+
+    @Test
     void countsPublicationsFailuresAndDeadLettersAndReadsTheOutboxStateOnRefresh() {
         MeterRegistry registry = new SimpleMeterRegistry();
         MicrometerRelayMetrics metrics = MicrometerRelayMetrics.builder(registry)

@@ -30,6 +30,11 @@ final class RelayMetrics {
         return relay.refresh();
     }
 
+    /** How long the same event has stayed the oldest pending one, only aging; zero while the relays progress. */
+    Duration stalledFor() {
+        return relay.stalledFor();
+    }
+
     /** True when the last successful refresh is more recent than {@code maxAge}. */
     boolean freshWithin(Duration maxAge) {
         return relay.freshWithin(maxAge);

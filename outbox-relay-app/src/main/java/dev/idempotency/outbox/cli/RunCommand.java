@@ -130,6 +130,11 @@ final class RunCommand implements Callable<Integer> {
             description = "Port for /metrics and /health; 0 picks a free one, -1 turns them off (env OUTBOX_HTTP_PORT; default: ${DEFAULT-VALUE}).")
     int httpPort;
 
+    @Option(names = "--stall-after", defaultValue = "${env:OUTBOX_STALL_AFTER:-5m}", converter = DurationConverter.class,
+            description = "/health answers 503 once the same event has stayed the oldest pending one this long, only"
+                    + " aging: the relays make no progress (env OUTBOX_STALL_AFTER; default: ${DEFAULT-VALUE}).")
+    Duration stallAfter;
+
     private final CountDownLatch stopRequested = new CountDownLatch(1);
 
     @Override
@@ -166,7 +171,7 @@ final class RunCommand implements Callable<Integer> {
                 gauges.scheduleWithFixedDelay(metrics::refresh, 0, 5, TimeUnit.SECONDS);
                 if (httpPort >= 0) {
                     status = new StatusServer(httpHost, httpPort, metrics::scrape,
-                            () -> health(relay, metrics));
+                            () -> health(relay, metrics, stallAfter));
                     log.info("metrics at http://{}:{}/metrics, health at /health", httpHost, status.port());
                 }
                 onSignal("TERM");
@@ -272,9 +277,10 @@ final class RunCommand implements Callable<Integer> {
         return settings;
     }
 
-    private static StatusServer.Health health(OutboxRelay relay, RelayMetrics metrics) {
+    private static StatusServer.Health health(OutboxRelay relay, RelayMetrics metrics, Duration stallAfter) {
         boolean databaseAnswers = metrics.freshWithin(Duration.ofSeconds(30));
-        return StatusServer.Health.ofRelay(databaseAnswers, relay.instanceId(), relay.heldPartitions().size());
+        return StatusServer.Health.ofRelay(databaseAnswers, relay.instanceId(), relay.heldPartitions().size(),
+                metrics.stalledFor(), stallAfter);
     }
 
     /** Turns the signal into a graceful stop, so the process exits 0 instead of the JVM's 143. */

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
@@ -18,15 +19,23 @@ final class StatusServer implements AutoCloseable {
     record Health(boolean healthy, String json) {
         private static final ObjectMapper JSON = new ObjectMapper();
 
-        /** A relay's verdict: UP while its database answers. Jackson writes the body, so any instance id is escaped. */
-        static Health ofRelay(boolean databaseAnswers, String instanceId, int heldPartitions) {
+        /**
+         * A relay's verdict: UP while its database answers and the outbox is not stalled (the same event the
+         * oldest pending one for {@code stallAfter} or longer). Jackson writes the body, so any instance id is escaped.
+         */
+        static Health ofRelay(boolean databaseAnswers, String instanceId, int heldPartitions, Duration stalledFor,
+                              Duration stallAfter) {
+            boolean stalled = stalledFor.compareTo(stallAfter) >= 0;
+            boolean healthy = databaseAnswers && !stalled;
             ObjectNode body = JSON.createObjectNode()
-                    .put("status", databaseAnswers ? "UP" : "DOWN")
+                    .put("status", healthy ? "UP" : "DOWN")
                     .put("instance", instanceId)
                     .put("database", databaseAnswers)
-                    .put("partitions", heldPartitions);
+                    .put("partitions", heldPartitions)
+                    .put("stalled", stalled)
+                    .put("stalledSeconds", stalledFor.toSeconds());
             try {
-                return new Health(databaseAnswers, JSON.writeValueAsString(body));
+                return new Health(healthy, JSON.writeValueAsString(body));
             } catch (JsonProcessingException e) {
                 throw new IllegalStateException("could not write the health body", e);
             }

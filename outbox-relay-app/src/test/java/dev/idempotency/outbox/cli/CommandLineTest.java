@@ -14,6 +14,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -162,12 +163,28 @@ class CommandLineTest {
     void healthJsonEscapesAnInstanceIdWithAQuoteAndABackslash() throws Exception {
         String instance = "relay \"blue\" \\ 1";
 
-        StatusServer.Health health = StatusServer.Health.ofRelay(true, instance, 3);
+        StatusServer.Health health = StatusServer.Health.ofRelay(true, instance, 3, Duration.ZERO, Duration.ofMinutes(5));
 
         JsonNode body = JSON.readTree(health.json());
         assertEquals(instance, body.get("instance").asText());
         assertEquals("UP", body.get("status").asText());
         assertEquals(3, body.get("partitions").asInt());
+        assertTrue(body.get("database").asBoolean());
+    }
+
+    @Test
+    void healthIsDownOnceTheSameEventHasOnlyAgedForTheStallWindowThoughTheDatabaseAnswers() throws Exception {
+        StatusServer.Health progressing = StatusServer.Health.ofRelay(true, "r", 3, Duration.ofSeconds(299),
+                Duration.ofMinutes(5));
+        StatusServer.Health stalled = StatusServer.Health.ofRelay(true, "r", 3, Duration.ofSeconds(300),
+                Duration.ofMinutes(5));
+
+        assertTrue(progressing.healthy());
+        JsonNode body = JSON.readTree(stalled.json());
+        assertFalse(stalled.healthy());
+        assertEquals("DOWN", body.get("status").asText());
+        assertTrue(body.get("stalled").asBoolean());
+        assertEquals(300, body.get("stalledSeconds").asInt());
         assertTrue(body.get("database").asBoolean());
     }
 

@@ -4,6 +4,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.outbox.OutboxBacklog;
 import dev.idempotency.outbox.OutboxDeadLetters;
 import dev.idempotency.outbox.OutboxRelayListener;
+import dev.idempotency.outbox.OutboxStall;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -31,8 +32,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code outbox.events.dead.lettered} (counter): events this relay dead-lettered</li>
  *   <li>{@code outbox.commit.to.publish} (timer with a percentile histogram): from the writing
  *       transaction's start to the broker's acknowledgement</li>
- *   <li>{@code outbox.backlog.events}, {@code outbox.oldest.pending.age.seconds} (gauges, with a
- *       backlog): pending events and the age of the oldest</li>
+ *   <li>{@code outbox.backlog.events}, {@code outbox.oldest.pending.age.seconds},
+ *       {@code outbox.oldest.pending.stalled.seconds} (gauges, with a backlog): pending events, the age of
+ *       the oldest, and how long that same event has only aged (0 while the relays make progress)</li>
  *   <li>{@code outbox.dead.letters} (gauge, with dead letters): dead letters awaiting an operator</li>
  * </ul>
  * No meter carries a tenant tag; every meter carries the {@link Builder#tags tags} you give.
@@ -48,6 +50,7 @@ public final class MicrometerRelayMetrics implements OutboxRelayListener {
     private final Timer commitToPublish;
     private final AtomicLong pending = new AtomicLong();
     private final AtomicLong oldestPendingMillis = new AtomicLong();
+    private final OutboxStall stall = new OutboxStall();
     private final AtomicLong deadLetterCount = new AtomicLong();
     private volatile long lastRefreshNanos;
 
@@ -73,6 +76,9 @@ public final class MicrometerRelayMetrics implements OutboxRelayListener {
                     .description("Pending events in the outbox").register(registry);
             Gauge.builder("outbox.oldest.pending.age.seconds", oldestPendingMillis, millis -> millis.get() / 1000.0)
                     .tags(tags).description("Age of the oldest pending event").register(registry);
+            Gauge.builder("outbox.oldest.pending.stalled.seconds", stall, s -> s.stalledFor().toMillis() / 1000.0)
+                    .tags(tags).description("How long the same event has stayed the oldest pending one, only aging "
+                            + "(0 while the relays make progress)").register(registry);
         }
         if (deadLetters != null) {
             Gauge.builder("outbox.dead.letters", deadLetterCount, AtomicLong::get).tags(tags)
@@ -110,7 +116,9 @@ public final class MicrometerRelayMetrics implements OutboxRelayListener {
         try {
             if (backlog != null) {
                 pending.set(backlog.pendingCount());
-                oldestPendingMillis.set(backlog.oldestPendingAge().toMillis());
+                Duration oldest = backlog.oldestPendingAge();
+                oldestPendingMillis.set(oldest.toMillis());
+                stall.observe(oldest);
             }
             if (deadLetters != null) {
                 deadLetterCount.set(deadLetters.count());
@@ -121,6 +129,14 @@ public final class MicrometerRelayMetrics implements OutboxRelayListener {
             log.warn("could not read the outbox's state for metrics: {}", e.getMessage());
             return false;
         }
+    }
+
+    /**
+     * How long the same event has stayed the oldest pending one across refreshes, only aging: the relays
+     * make no progress on it (see {@link OutboxStall}). Zero without a backlog, or while they progress.
+     */
+    public Duration stalledFor() {
+        return stall.stalledFor();
     }
 
     /** True when the last successful {@link #refresh()} is more recent than {@code maxAge}: the database answers. */
