@@ -51,11 +51,15 @@ $$;
 -- The gate of every read and write of a relay's positions: true when expected is this run's token, else
 -- SQLSTATE IH001, so that no statement reads or writes with positions held from before the move. Used as a
 -- one-time filter (it depends on no row), so PostgreSQL checks it before the statement reads anything.
+-- It leaves the system identifier to the relays' validation: a row a dump copies to another server names
+-- another postmaster start, and a logical replica copies no unlogged table. PL/pgSQL keeps the lookup's
+-- plan per session (an index probe of one row); reading pg_control on every call would cost more.
 CREATE FUNCTION "${flyway:defaultSchema}".outbox_require_server(expected uuid) RETURNS boolean
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 BEGIN
-    IF expected IS NOT NULL AND expected = "${flyway:defaultSchema}".outbox_server_token() THEN
+    IF EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".outbox_relay_server
+               WHERE token = expected AND postmaster_started_at = pg_postmaster_start_time()) THEN
         RETURN true;
     END IF;
     RAISE EXCEPTION 'the PostgreSQL server under the outbox relay changed (a restart, crash recovery, failover or restore)'
@@ -66,13 +70,16 @@ $$;
 
 -- Each partition's position as this server may trust it: one written on another server counts as
 -- nothing consumed ('1:1:' sees no transaction), so its events count as pending, never as published.
+-- (Scalar subqueries: PostgreSQL reads pg_control once per query for each, not once per partition.)
 CREATE VIEW "${flyway:defaultSchema}".outbox_relay_positions AS
 SELECT p.partition_no,
-       CASE WHEN p.system_identifier = s.system_identifier THEN p.consumed_snapshot ELSE '1:1:' END AS consumed_snapshot,
-       CASE WHEN p.system_identifier = s.system_identifier THEN p.batch_snapshot END AS batch_snapshot,
-       CASE WHEN p.system_identifier = s.system_identifier THEN p.batch_cursor END AS batch_cursor
-FROM "${flyway:defaultSchema}".outbox_relay_partitions p
-CROSS JOIN (SELECT "${flyway:defaultSchema}".outbox_system_identifier() AS system_identifier) s;
+       CASE WHEN p.system_identifier = (SELECT "${flyway:defaultSchema}".outbox_system_identifier())
+            THEN p.consumed_snapshot ELSE '1:1:' END AS consumed_snapshot,
+       CASE WHEN p.system_identifier = (SELECT "${flyway:defaultSchema}".outbox_system_identifier())
+            THEN p.batch_snapshot END AS batch_snapshot,
+       CASE WHEN p.system_identifier = (SELECT "${flyway:defaultSchema}".outbox_system_identifier())
+            THEN p.batch_cursor END AS batch_cursor
+FROM "${flyway:defaultSchema}".outbox_relay_partitions p;
 
 -- Whether an event (its txid and id) is consumed by a position: the consumed snapshot sees its
 -- transaction, or the batch under way sees it and has passed its id. The one definition the sweeper, the
