@@ -65,7 +65,10 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
         return config;
     }
 
-    /** True when a request with this method and path needs a key; an adapter may skip buffering the others. */
+    /**
+     * True when a request with this method and path needs a key; an adapter may skip buffering the
+     * others. The path is the canonical one {@link HttpRequestData#builder} describes ({@link HttpPaths}).
+     */
     public boolean requiresKey(String method, String path) {
         return config.requiresKey(method, path);
     }

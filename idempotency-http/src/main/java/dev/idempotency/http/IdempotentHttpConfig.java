@@ -85,7 +85,9 @@ public final class IdempotentHttpConfig {
     /**
      * True when a request with this method and path must carry a key: its method is one of
      * {@link #methods()}, and either no path rule is set or one of them matches. Every other request
-     * passes through untouched.
+     * passes through untouched. {@code path} is the request's canonical path within the application
+     * ({@link HttpPaths}): decoded, without path parameters or dot segments; a raw request-target
+     * spelled otherwise than the rule would skip it.
      */
     public boolean requiresKey(String method, String path) {
         if (method == null || !methods.contains(method)) {

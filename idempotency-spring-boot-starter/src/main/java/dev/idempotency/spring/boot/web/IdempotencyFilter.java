@@ -62,11 +62,20 @@ public final class IdempotencyFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        String path = request.getRequestURI().substring(request.getContextPath().length());
-        boolean byPath = guardsPaths && http.requiresKey(request.getMethod(), path);
+        // The path the application routes on, never the raw URI: its other spellings (;v=1, %6F, //,
+        // /./, /x/../, a trailing slash) get the same rules and the same fingerprint.
+        String path = null;
+        boolean byPath = false;
+        if (guardsPaths && http.config().methods().contains(request.getMethod())) {
+            path = RoutedPath.of(request);
+            byPath = http.requiresKey(request.getMethod(), path);
+        }
         if (!byPath && !annotated.test(request)) {
             chain.doFilter(request, response);
             return;
+        }
+        if (path == null) {
+            path = RoutedPath.of(request);
         }
         BufferedRequest buffered = BufferedRequest.read(request, maxRequestBytes);
         if (buffered == null) {

@@ -1,0 +1,73 @@
+package dev.idempotency.spring.boot.web;
+
+import dev.idempotency.testing.MigratedSchema;
+import dev.idempotency.testing.TestDatabase;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * A Spring Boot application started for real on a random port, on a test's own schema, and a client
+ * that sends request targets exactly as written (java.net.http does not normalise the path).
+ */
+final class RunningApplication implements AutoCloseable {
+    private final ConfigurableApplicationContext context;
+    private final int port;
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    private RunningApplication(ConfigurableApplicationContext context) {
+        this.context = context;
+        this.port = Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
+    }
+
+    /** Starts {@code application} on {@code db}'s schema (data source, library tables), with more arguments. */
+    static RunningApplication start(Class<?> application, MigratedSchema db, String... arguments) {
+        TestDatabase database = TestDatabase.get();
+        List<String> args = new ArrayList<>(List.of("--server.port=0", "--spring.main.banner-mode=off",
+                "--spring.datasource.url=" + database.url(),
+                "--spring.datasource.hikari.schema=" + db.name(), "--spring.datasource.hikari.maximum-pool-size=6",
+                "--idempotency.schema=" + db.name()));
+        if (database.user() != null) {
+            args.add("--spring.datasource.username=" + database.user());
+        }
+        if (database.password() != null) {
+            args.add("--spring.datasource.password=" + database.password());
+        }
+        args.addAll(List.of(arguments));
+        return new RunningApplication(new SpringApplicationBuilder(application).run(args.toArray(String[]::new)));
+    }
+
+    ConfigurableApplicationContext context() {
+        return context;
+    }
+
+    /** A POST of a JSON body to {@code target} (path and query, as sent), with one header line per key line. */
+    HttpResponse<String> post(String target, String body, String... keyLines) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + target))
+                .timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        for (String line : keyLines) {
+            request.header("Idempotency-Key", line);
+        }
+        return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    int count(String sql, Object... args) {
+        Integer count = context.getBean(JdbcTemplate.class).queryForObject(sql, Integer.class, args);
+        return count == null ? 0 : count;
+    }
+
+    @Override
+    public void close() {
+        context.close();
+    }
+}
