@@ -1,5 +1,6 @@
 package dev.idempotency.spring.boot;
 
+import dev.idempotency.http.KeySyntax;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -71,6 +72,10 @@ public record IdempotencyProperties(
      *                           stored and replayed like a 2xx (others and 5xx roll back)
      * @param tenantHeader a request header naming the tenant, for applications without an
      *                     authenticated principal; empty: the principal's name, else {@code default}
+     * @param keySyntax the key header's accepted spellings: {@code lenient} takes an unquoted key
+     *                  ({@code Idempotency-Key: 8e03978e-...}, as Stripe's clients send it) and its
+     *                  quoted Structured Field String form as the same key; {@code strict} takes the
+     *                  quoted form only, as draft-ietf-httpapi-idempotency-key-header-07 writes it
      */
     public record Http(
             @DefaultValue("true") boolean enabled,
@@ -80,7 +85,8 @@ public record IdempotencyProperties(
             @DefaultValue("1048576") int maxRequestBytes,
             @DefaultValue("65536") int maxResponseBytes,
             @DefaultValue List<Integer> storedClientErrors,
-            @DefaultValue("") String tenantHeader) {
+            @DefaultValue("") String tenantHeader,
+            @DefaultValue("lenient") KeySyntax keySyntax) {
     }
 
     /**

@@ -50,6 +50,7 @@ public class IdempotencyWebAutoConfiguration {
                 .replayedHeaders(http.replayedHeaders().toArray(String[]::new))
                 .maxStoredBodyBytes(http.maxResponseBytes())
                 .storedClientErrors(http.storedClientErrors().toArray(Integer[]::new))
+                .keySyntax(http.keySyntax())
                 .build();
     }
 

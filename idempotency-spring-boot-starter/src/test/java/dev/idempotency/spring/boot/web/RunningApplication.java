@@ -2,10 +2,14 @@ package dev.idempotency.spring.boot.web;
 
 import dev.idempotency.testing.MigratedSchema;
 import dev.idempotency.testing.TestDatabase;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,6 +63,27 @@ final class RunningApplication implements AutoCloseable {
             request.header("Idempotency-Key", line);
         }
         return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * The status line of a POST whose key header carries {@code keyValue} as raw bytes on the wire
+     * (e.g. UTF-8 or a control character, which java.net.http would not send as they are).
+     */
+    String postRawKey(String target, String body, byte[] keyValue) throws IOException {
+        byte[] content = body.getBytes(StandardCharsets.UTF_8);
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(30_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + content.length + "\r\nIdempotency-Key: ")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.write(keyValue);
+            out.write("\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.write(content);
+            out.flush();
+            String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+            return response.substring(0, response.indexOf("\r\n"));
+        }
     }
 
     int count(String sql, Object... args) {
