@@ -14,7 +14,6 @@ import dev.idempotency.spring.SpringCallerTransaction;
 import dev.idempotency.spring.boot.IdempotencyProperties.MigrationMode;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -22,8 +21,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 
 /**
  * Builds the library from the application's {@link DataSource}: the migrations, the executor, the
@@ -37,54 +38,54 @@ import org.springframework.context.annotation.Configuration;
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnProperty(prefix = "idempotency", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public class IdempotencyAutoConfiguration {
 
-    /** The name of the bean Spring Boot's Flyway auto-configuration migrates the application with. */
-    static final String FLYWAY_INITIALIZER = "flywayInitializer";
-
     /**
-     * The library's migrations, before anything touches its tables. With the application's Flyway
-     * (mode {@code flyway}, or {@code auto} when a {@link Flyway} bean exists) they run after the
-     * application's own migration, on its Flyway's data source, into the library's schema with the
-     * library's history table: sharing the application's history table would put the library's
-     * V1..V3 beside the application's V1..V3, which Flyway refuses.
+     * The library's migrations, a database initializer to Spring Boot
+     * ({@link IdempotencyDatabaseInitializerDetector}): the beans that wait for database
+     * initialization, the application's and the library's, are created after them. With the
+     * application's Flyway (mode {@code flyway}, or {@code auto} when a {@link Flyway} bean exists)
+     * they run after the application's own migration, on its Flyway's data source, into the
+     * library's schema with the library's history table: sharing the application's history table
+     * would put the library's V1..V3 beside the application's V1..V3, which Flyway refuses.
      */
     @Bean
     @ConditionalOnMissingBean
     IdempotencyMigrator idempotencyMigrator(DataSource dataSource, IdempotencyProperties properties,
-                                            ListableBeanFactory beans) {
+                                            ObjectProvider<Flyway> flyways) {
         MigrationMode mode = properties.migrations().mode();
-        boolean hasFlyway = beans.getBeanNamesForType(Flyway.class, false, false).length > 0;
         if (mode == MigrationMode.NONE) {
             return IdempotencyMigrator.none(properties.schema());
         }
-        if (mode == MigrationMode.FLYWAY || (mode == MigrationMode.AUTO && hasFlyway)) {
-            if (!hasFlyway) {
-                throw new IllegalStateException("idempotency.migrations.mode=flyway, but the application has no Flyway "
-                        + "bean; add spring-boot-starter-flyway, or set idempotency.migrations.mode=library");
-            }
-            // Depending on the initializer makes the application's own migration run first.
-            if (beans.containsBean(FLYWAY_INITIALIZER)) {
-                beans.getBean(FLYWAY_INITIALIZER);
-            }
-            Flyway flyway = beans.getBean(Flyway.class);
+        Flyway flyway = mode == MigrationMode.LIBRARY ? null : flyways.getIfUnique();
+        if (mode == MigrationMode.FLYWAY && flyway == null) {
+            throw new IllegalStateException("idempotency.migrations.mode=flyway, but the application has no Flyway "
+                    + "bean; add spring-boot-starter-flyway, or set idempotency.migrations.mode=library");
+        }
+        if (flyway != null) {
             return new IdempotencyMigrator(flyway.getConfiguration().getDataSource(), properties.schema(),
                     "the application's Flyway");
         }
         return new IdempotencyMigrator(dataSource, properties.schema(), "the library's migrator");
     }
 
-    /** The executor's settings; an application bean of this type replaces them (e.g. to register result types). */
+    /**
+     * The executor's settings from {@code idempotency.*}, then each {@link IdempotencyConfigCustomizer}
+     * in order (e.g. to register result types); an application bean of this type replaces them.
+     */
     @Bean
     @ConditionalOnMissingBean
-    IdempotencyConfig idempotencyConfig(IdempotencyProperties properties) {
-        return IdempotencyConfig.builder()
+    IdempotencyConfig idempotencyConfig(IdempotencyProperties properties,
+                                        ObjectProvider<IdempotencyConfigCustomizer> customizers) {
+        IdempotencyConfig.Builder config = IdempotencyConfig.builder()
                 .schema(properties.schema())
                 .retention(properties.retention())
                 .waitBudget(properties.waitBudget())
                 .maxResultBytes(properties.maxResultBytes())
-                .maxOutboxPayloadBytes(properties.maxOutboxPayloadBytes())
-                .build();
+                .maxOutboxPayloadBytes(properties.maxOutboxPayloadBytes());
+        customizers.orderedStream().forEach(customizer -> customizer.customize(config));
+        return config.build();
     }
 
     /**
@@ -94,7 +95,6 @@ public class IdempotencyAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(IdempotentExecutor.class)
     IdempotentExecutor<PostgresTransaction> idempotentExecutor(DataSource dataSource, IdempotencyConfig config,
-                                                               IdempotencyMigrator migrator,
                                                                ObjectProvider<RelayLifecycle> relay,
                                                                ObjectProvider<ExecutorOutcomeListener> listeners) {
         RelayLifecycle wake = relay.getIfAvailable();
@@ -115,8 +115,7 @@ public class IdempotencyAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnProperty(prefix = "idempotency.sweeper", name = "enabled", havingValue = "true", matchIfMissing = true)
-    SweeperLifecycle idempotencySweeper(DataSource dataSource, IdempotencyProperties properties,
-                                        IdempotencyMigrator migrator) {
+    SweeperLifecycle idempotencySweeper(DataSource dataSource, IdempotencyProperties properties) {
         IdempotencyProperties.Sweeper settings = properties.sweeper();
         // Built now, so that bad settings fail the context at startup rather than at its first start.
         Sweeper.builder(dataSource).schema(properties.schema()).batchSize(settings.batchSize())
@@ -147,7 +146,7 @@ public class IdempotencyAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         RelayLifecycle outboxRelay(DataSource dataSource, Publisher publisher, IdempotencyProperties properties,
-                                   IdempotencyMigrator migrator, ObjectProvider<OutboxRelayListener> listeners) {
+                                   ObjectProvider<OutboxRelayListener> listeners) {
             IdempotencyProperties.Relay relay = properties.relay();
             OutboxRelayConfig.Builder config = OutboxRelayConfig.builder().schema(properties.schema())
                     .partitions(relay.partitions()).batchSize(relay.batchSize()).idlePollMax(relay.idlePollMax())

@@ -7,8 +7,9 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.InitializingBean;
 
 /**
- * Applies the library's migrations when the context starts, before any bean that uses the tables
- * (they depend on this bean). The history table is the library's own, in the library's schema, so
+ * Applies the library's migrations when the context starts, before any bean that uses the tables:
+ * Spring Boot's database initialization orders them ({@link IdempotencyDatabaseInitializerDetector},
+ * {@link IdempotencyDependsOnDatabaseInitializationDetector}). The history table is the library's own, in the library's schema, so
  * its versions never collide with the application's.
  */
 final class IdempotencyMigrator implements InitializingBean {

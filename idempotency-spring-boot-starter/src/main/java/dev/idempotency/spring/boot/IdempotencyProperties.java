@@ -72,6 +72,8 @@ public record IdempotencyProperties(
      *                           stored and replayed like a 2xx (others and 5xx roll back)
      * @param tenantHeader a request header naming the tenant, for applications without an
      *                     authenticated principal; empty: the principal's name, else {@code default}
+     * @param retryAfter the {@code Retry-After} of a 409 (the key's first request still running) and a
+     *                   503 (a transient failure): whole seconds, 1 s to 1 h
      * @param keySyntax the key header's accepted spellings: {@code lenient} takes an unquoted key
      *                  ({@code Idempotency-Key: 8e03978e-...}, as Stripe's clients send it) and its
      *                  quoted Structured Field String form as the same key; {@code strict} takes the
@@ -86,6 +88,7 @@ public record IdempotencyProperties(
             @DefaultValue("65536") int maxResponseBytes,
             @DefaultValue List<Integer> storedClientErrors,
             @DefaultValue("") String tenantHeader,
+            @DefaultValue("1s") Duration retryAfter,
             @DefaultValue("lenient") KeySyntax keySyntax) {
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotentExecutor;
 import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.RequestFingerprint;
@@ -24,6 +25,9 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -207,6 +211,44 @@ class IdempotencyAutoConfigurationTest {
                             + ".idempotency_schema_history WHERE version IN ('1', '2', '3') AND success")).isEqualTo(3);
                     assertThat(count("SELECT count(*) FROM " + db.name() + ".application_things")).isZero();
                 });
+    }
+
+    /** An application's bean that reads the library's table when it is created. */
+    @Configuration(proxyBeanMethods = false)
+    static class ReadsTheKeysAtStartup {
+        @Bean
+        JdbcTemplate jdbcTemplate(DataSource dataSource) {
+            return new JdbcTemplate(dataSource);
+        }
+
+        @Bean
+        Integer keysAtStartup(JdbcTemplate jdbc) {
+            return jdbc.queryForObject("SELECT count(*) FROM idempotency_keys", Integer.class);
+        }
+    }
+
+    @Test
+    void anApplicationBeanOnAJdbcTemplateWaitsForTheLibrarysMigrations() {
+        runner().withUserConfiguration(ReadsTheKeysAtStartup.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean("keysAtStartup", Integer.class)).isZero();
+        });
+    }
+
+    @Test
+    void customizersAdjustTheExecutorsSettingsAfterTheProperties() {
+        runner().withPropertyValues("idempotency.wait-budget=2s")
+                .withBean("first", IdempotencyConfigCustomizer.class, () -> config -> config.maxResultBytes(1234))
+                .withBean("second", IdempotencyConfigCustomizer.class, () -> config -> config.allowResultTypes(Note.class))
+                .run(context -> {
+                    IdempotencyConfig config = context.getBean(IdempotencyConfig.class);
+                    assertThat(config.waitBudget()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(config.maxResultBytes()).isEqualTo(1234);
+                    assertThat(config.allowedResultTypes()).contains(Note.class);
+                });
+    }
+
+    record Note(String text) {
     }
 
     @Test

@@ -40,18 +40,25 @@ import org.springframework.util.ClassUtils;
 @ConditionalOnProperty(prefix = "idempotency.http", name = "enabled", havingValue = "true", matchIfMissing = true)
 public class IdempotencyWebAutoConfiguration {
 
+    /**
+     * The rules' settings from {@code idempotency.http.*}, then each {@link IdempotentHttpConfigCustomizer}
+     * in order; an application bean of this type replaces them.
+     */
     @Bean
     @ConditionalOnMissingBean
-    IdempotentHttpConfig idempotentHttpConfig(IdempotencyProperties properties) {
+    IdempotentHttpConfig idempotentHttpConfig(IdempotencyProperties properties,
+                                              ObjectProvider<IdempotentHttpConfigCustomizer> customizers) {
         IdempotencyProperties.Http http = properties.http();
-        return IdempotentHttpConfig.builder()
+        IdempotentHttpConfig.Builder config = IdempotentHttpConfig.builder()
                 .methods(http.methods().toArray(String[]::new))
                 .pathPrefixes(http.paths().toArray(String[]::new))
                 .replayedHeaders(http.replayedHeaders().toArray(String[]::new))
                 .maxStoredBodyBytes(http.maxResponseBytes())
                 .storedClientErrors(http.storedClientErrors().toArray(Integer[]::new))
-                .keySyntax(http.keySyntax())
-                .build();
+                .retryAfter(http.retryAfter())
+                .keySyntax(http.keySyntax());
+        customizers.orderedStream().forEach(customizer -> customizer.customize(config));
+        return config.build();
     }
 
     @Bean

@@ -55,13 +55,20 @@ final class RunningApplication implements AutoCloseable {
 
     /** A POST of a JSON body to {@code target} (path and query, as sent), with one header line per key line. */
     HttpResponse<String> post(String target, String body, String... keyLines) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + target))
-                .timeout(Duration.ofSeconds(30))
-                .header("Content-Type", "application/json")
+        HttpRequest.Builder request = request(target).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         for (String line : keyLines) {
             request.header("Idempotency-Key", line);
         }
+        return send(request);
+    }
+
+    /** A request to {@code target} on this application, for a test to finish and {@link #send}. */
+    HttpRequest.Builder request(String target) {
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + target)).timeout(Duration.ofSeconds(30));
+    }
+
+    HttpResponse<String> send(HttpRequest.Builder request) throws Exception {
         return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
