@@ -2,6 +2,7 @@ package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static dev.idempotency.spring.boot.Eventually.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.BusinessFailure;
@@ -297,16 +298,6 @@ class IdempotencyAutoConfigurationTest {
             assertThat(json).contains("\"idempotency.wait-budget\"", "\"idempotency.http.replayed-headers\"",
                     "\"idempotency.relay.publisher\"", "\"idempotency.migrations.mode\"",
                     "\"idempotency.sweeper.interval\"");
-        }
-    }
-
-    private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("condition not met within 10 s");
-            }
-            Thread.sleep(20);
         }
     }
 }

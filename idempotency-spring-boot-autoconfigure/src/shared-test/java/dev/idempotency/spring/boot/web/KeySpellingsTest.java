@@ -2,13 +2,10 @@ package dev.idempotency.spring.boot.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idempotency.testing.MigratedSchema;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -20,22 +17,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class KeySpellingsTest {
     @RegisterExtension
-    static final MigratedSchema db = MigratedSchema.builder(MigratedSchema.Migration.NONE)
-            .afterMigration(ShopApplication.ORDERS_TABLE).build();
-    static RunningApplication shop;
+    static final RunningApplication shop = RunningApplication.shop();
 
     static final String ORDER = "{\"item\":\"book\"}";
-
-    @BeforeAll
-    static void start() {
-        shop = RunningApplication.start(ShopApplication.class, db, "--idempotency.http.paths=/orders",
-                "--spring.flyway.enabled=false");
-    }
-
-    @AfterAll
-    static void stop() {
-        shop.close();
-    }
 
     int orders(String key) {
         return shop.count("SELECT count(*) FROM orders WHERE request_key = ?", key);
@@ -87,9 +71,7 @@ class KeySpellingsTest {
 
     @Test
     void strictKeySyntaxRefusesTheUnquotedKeyAndSaysOnlyTheQuotedFormIsAccepted() throws Exception {
-        try (RunningApplication strict = RunningApplication.start(ShopApplication.class, db,
-                "--idempotency.http.paths=/orders", "--spring.flyway.enabled=false",
-                "--idempotency.http.key-syntax=strict")) {
+        try (RunningApplication strict = shop.another("--idempotency.http.key-syntax=strict")) {
             String key = UUID.randomUUID().toString();
             HttpResponse<String> unquoted = strict.post("/orders", ORDER, key);
             assertThat(unquoted.statusCode()).isEqualTo(400);

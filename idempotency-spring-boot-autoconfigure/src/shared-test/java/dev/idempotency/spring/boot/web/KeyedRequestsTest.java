@@ -2,15 +2,12 @@ package dev.idempotency.spring.boot.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idempotency.testing.MigratedSchema;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,23 +18,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class KeyedRequestsTest {
     @RegisterExtension
-    static final MigratedSchema db = MigratedSchema.builder(MigratedSchema.Migration.NONE)
-            .afterMigration(ShopApplication.ORDERS_TABLE).build();
-    static RunningApplication shop;
+    static final RunningApplication shop = RunningApplication.shop("--idempotency.http.stored-client-errors=402",
+            "--idempotency.wait-budget=200ms", "--idempotency.http.retry-after=7s");
 
     static final String ORDER = "{\"item\":\"book\"}";
-
-    @BeforeAll
-    static void start() {
-        shop = RunningApplication.start(ShopApplication.class, db, "--idempotency.http.paths=/orders",
-                "--idempotency.http.stored-client-errors=402", "--idempotency.wait-budget=200ms",
-                "--idempotency.http.retry-after=7s", "--spring.flyway.enabled=false");
-    }
-
-    @AfterAll
-    static void stop() {
-        shop.close();
-    }
 
     static String key() {
         return UUID.randomUUID().toString();

@@ -2,11 +2,8 @@ package dev.idempotency.spring.boot.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idempotency.testing.MigratedSchema;
 import java.net.http.HttpResponse;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,22 +16,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class PathSpellingsTest {
     @RegisterExtension
-    static final MigratedSchema db = MigratedSchema.builder(MigratedSchema.Migration.NONE)
-            .afterMigration(ShopApplication.ORDERS_TABLE).build();
-    static RunningApplication shop;
+    static final RunningApplication shop = RunningApplication.shop("--server.servlet.context-path=/shop");
 
     static final String ORDER = "{\"item\":\"book\"}";
-
-    @BeforeAll
-    static void start() {
-        shop = RunningApplication.start(ShopApplication.class, db, "--server.servlet.context-path=/shop",
-                "--idempotency.http.paths=/orders", "--spring.flyway.enabled=false");
-    }
-
-    @AfterAll
-    static void stop() {
-        shop.close();
-    }
 
     static String key() {
         return "\"" + UUID.randomUUID() + "\"";

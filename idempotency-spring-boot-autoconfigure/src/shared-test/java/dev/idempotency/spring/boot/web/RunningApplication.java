@@ -13,27 +13,72 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * A Spring Boot application started for real on a random port, on a test's own schema, and a client
- * that sends request targets exactly as written (java.net.http does not normalise the path).
+ * that sends request targets exactly as written (java.net.http does not normalise the path). As a
+ * static {@code @RegisterExtension} ({@link #shop}), a {@link ShopApplication} with a schema of its
+ * own for the test class.
  */
-final class RunningApplication implements AutoCloseable {
-    private final ConfigurableApplicationContext context;
-    private final int port;
+final class RunningApplication implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+    /** What every shop runs with: {@code POST /orders} keyed by path, no Flyway of the application's. */
+    private static final List<String> SHOP = List.of("--idempotency.http.paths=/orders", "--spring.flyway.enabled=false");
+
+    private final MigratedSchema db;
+    private final List<String> arguments;
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
+    private ConfigurableApplicationContext context;
+    private int port;
 
-    private RunningApplication(ConfigurableApplicationContext context) {
-        this.context = context;
-        this.port = Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
+    private RunningApplication(MigratedSchema db, List<String> arguments) {
+        this.db = db;
+        this.arguments = arguments;
     }
 
-    /** Starts {@code application} on {@code db}'s schema (data source, library tables), with more arguments. */
-    static RunningApplication start(Class<?> application, MigratedSchema db, String... arguments) {
+    /**
+     * For a static {@code @RegisterExtension}: before the class's tests, a schema of its own with the
+     * {@code orders} table and {@link ShopApplication} started on it with these arguments.
+     */
+    static RunningApplication shop(String... arguments) {
+        MigratedSchema db = MigratedSchema.builder(MigratedSchema.Migration.NONE)
+                .afterMigration(ShopApplication.ORDERS_TABLE).build();
+        List<String> all = new ArrayList<>(SHOP);
+        all.addAll(List.of(arguments));
+        return new RunningApplication(db, all);
+    }
+
+    /** Another {@link ShopApplication} on this one's schema, started now with these arguments; the caller closes it. */
+    RunningApplication another(String... arguments) {
+        List<String> all = new ArrayList<>(SHOP);
+        all.addAll(List.of(arguments));
+        RunningApplication other = new RunningApplication(db, all);
+        other.start();
+        return other;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext extension) {
+        db.beforeAll(extension);
+        start();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext extension) {
+        try {
+            close();
+        } finally {
+            db.afterAll(extension);
+        }
+    }
+
+    private void start() {
         TestDatabase database = TestDatabase.get();
         List<String> args = new ArrayList<>(List.of("--server.port=0", "--spring.main.banner-mode=off",
                 "--spring.datasource.url=" + database.url(),
@@ -45,8 +90,14 @@ final class RunningApplication implements AutoCloseable {
         if (database.password() != null) {
             args.add("--spring.datasource.password=" + database.password());
         }
-        args.addAll(List.of(arguments));
-        return new RunningApplication(new SpringApplicationBuilder(application).run(args.toArray(String[]::new)));
+        args.addAll(arguments);
+        context = new SpringApplicationBuilder(ShopApplication.class).run(args.toArray(String[]::new));
+        port = Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
+    }
+
+    /** The application's schema, which outlives the application until the class's tests end. */
+    MigratedSchema schema() {
+        return db;
     }
 
     ConfigurableApplicationContext context() {
@@ -100,6 +151,8 @@ final class RunningApplication implements AutoCloseable {
 
     @Override
     public void close() {
-        context.close();
+        if (context != null) {
+            context.close();
+        }
     }
 }
