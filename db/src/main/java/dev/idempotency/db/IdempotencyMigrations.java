@@ -74,7 +74,8 @@ public final class IdempotencyMigrations {
         // Flyway's default PostgreSQL lock is a transaction-level lock held open on one connection
         // while the scripts run on a second: on a pool of one it waits out the pool's timeout and
         // leaves an empty history table behind. A session-level lock lets everything run on one.
-        configuration.getPluginRegister().getExact(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        // getPlugin, not getExact: Flyway 11, which Spring Boot 3.5 applications resolve, has no getExact.
+        configuration.getPluginRegister().getPlugin(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
         return configuration;
     }
 }

@@ -25,7 +25,14 @@ public final class HttpRequestData {
         this.body = b.body.clone();
     }
 
-    /** A request with this method (e.g. {@code POST}) and path (without the query, e.g. {@code /payments}). */
+    /**
+     * A request with this method (e.g. {@code POST}) and path. The path must be the one the
+     * application routes on, in its canonical spelling ({@link HttpPaths}): within the application
+     * (no context path), without the query, percent-decoded, path parameters ({@code ;v=1}) removed,
+     * dot and empty segments resolved, no trailing slash, e.g. {@code /payments}. Never pass the raw
+     * request-target: {@code POST /payments;v=1} or {@code POST /%70ayments} would then skip a
+     * {@code /payments} rule, and a retry spelled otherwise would be another request (422).
+     */
     public static Builder builder(String method, String path) {
         return new Builder(method, path);
     }
@@ -35,7 +42,7 @@ public final class HttpRequestData {
         return method;
     }
 
-    /** The request path, without the query. */
+    /** The request's canonical path within the application (see {@link #builder}), without the query. */
     public String path() {
         return path;
     }

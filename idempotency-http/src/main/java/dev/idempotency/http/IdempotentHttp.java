@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>a method and path that need no key ({@link IdempotentHttpConfig#requiresKey}) pass through untouched;</li>
  *   <li>no key where one is needed: 400 problem, nothing recorded; a key that is not exactly one
- *       Structured Field String of 1 to {@link IdempotentHttpConfig#maxKeyLength()} characters: 400;</li>
+ *       key of 1 to {@link IdempotentHttpConfig#maxKeyLength()} printable ASCII characters, unquoted or
+ *       as a Structured Field String ({@link IdempotentHttpConfig#keySyntax()}), in one field line: 400;</li>
  *   <li>a new key: the handler runs inside {@link IdempotentExecutor#run} for {@code (tenant, key)},
  *       bound to the request's fingerprint (method, path, query, content type, SHA-256 of the body), so
  *       its writes commit with the stored response. A 2xx, 3xx or declared business 4xx response is
@@ -65,7 +66,10 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
         return config;
     }
 
-    /** True when a request with this method and path needs a key; an adapter may skip buffering the others. */
+    /**
+     * True when a request with this method and path needs a key; an adapter may skip buffering the
+     * others. The path is the canonical one {@link HttpRequestData#builder} describes ({@link HttpPaths}).
+     */
     public boolean requiresKey(String method, String path) {
         return config.requiresKey(method, path);
     }
@@ -101,7 +105,7 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
         }
         String key;
         try {
-            key = KeyHeaderParser.parse(request.keyFieldLines(), config.maxKeyLength());
+            key = KeyHeaderParser.parse(request.keyFieldLines(), config.maxKeyLength(), config.keySyntax());
         } catch (KeyHeaderParser.MalformedKeyException e) {
             return problems.keyMalformed(e.getMessage());
         }

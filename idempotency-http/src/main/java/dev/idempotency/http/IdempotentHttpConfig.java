@@ -33,6 +33,7 @@ public final class IdempotentHttpConfig {
     private final List<String> pathPrefixes;
     private final List<Pattern> pathPatterns;
     private final int maxKeyLength;
+    private final KeySyntax keySyntax;
     private final Set<String> replayedHeaders;
     private final int maxStoredBodyBytes;
     private final Set<Integer> storedClientErrors;
@@ -45,6 +46,7 @@ public final class IdempotentHttpConfig {
         this.pathPrefixes = List.copyOf(b.pathPrefixes);
         this.pathPatterns = List.copyOf(b.pathPatterns);
         this.maxKeyLength = b.maxKeyLength;
+        this.keySyntax = b.keySyntax;
         this.replayedHeaders = Set.copyOf(b.replayedHeaders);
         this.maxStoredBodyBytes = b.maxStoredBodyBytes;
         this.storedClientErrors = Set.copyOf(b.storedClientErrors);
@@ -85,7 +87,9 @@ public final class IdempotentHttpConfig {
     /**
      * True when a request with this method and path must carry a key: its method is one of
      * {@link #methods()}, and either no path rule is set or one of them matches. Every other request
-     * passes through untouched.
+     * passes through untouched. {@code path} is the request's canonical path within the application
+     * ({@link HttpPaths}): decoded, without path parameters or dot segments; a raw request-target
+     * spelled otherwise than the rule would skip it.
      */
     public boolean requiresKey(String method, String path) {
         if (method == null || !methods.contains(method)) {
@@ -111,6 +115,15 @@ public final class IdempotentHttpConfig {
     /** Longest key accepted, in characters; 255 by default. */
     public int maxKeyLength() {
         return maxKeyLength;
+    }
+
+    /**
+     * Which spellings of the key header are accepted: {@link KeySyntax#LENIENT} (the default) takes
+     * the unquoted key and its quoted Structured Field String form as the same key;
+     * {@link KeySyntax#STRICT} takes the quoted form only, as draft-07 writes it.
+     */
+    public KeySyntax keySyntax() {
+        return keySyntax;
     }
 
     /** Response headers (lower case) stored with a response and replayed; Content-Type is always kept. */
@@ -145,6 +158,7 @@ public final class IdempotentHttpConfig {
         private final List<String> pathPrefixes = new ArrayList<>();
         private final List<Pattern> pathPatterns = new ArrayList<>();
         private int maxKeyLength = IdempotencyKeys.MAX_KEY_LENGTH;
+        private KeySyntax keySyntax = KeySyntax.LENIENT;
         private final Set<String> replayedHeaders = new LinkedHashSet<>(List.of("content-type", "content-language",
                 "content-location", "location", "etag", "last-modified", "cache-control"));
         private int maxStoredBodyBytes = 32 * 1024;
@@ -183,6 +197,12 @@ public final class IdempotentHttpConfig {
         /** Longest accepted key; 1 to 255 characters (the database's bound). */
         public Builder maxKeyLength(int maxKeyLength) {
             this.maxKeyLength = maxKeyLength;
+            return this;
+        }
+
+        /** The key header's accepted spellings; {@link KeySyntax#LENIENT} by default. */
+        public Builder keySyntax(KeySyntax keySyntax) {
+            this.keySyntax = Objects.requireNonNull(keySyntax, "keySyntax");
             return this;
         }
 

@@ -3,10 +3,13 @@ package dev.idempotency.http;
 import java.util.List;
 
 /**
- * Parses the key header as draft-ietf-httpapi-idempotency-key-header-07 defines it: an Item
- * Structured Field (RFC 8941) whose value is a String. Parameters are valid Item syntax but the
- * draft defines none, so they are checked and ignored. Strict: anything else (a list, two field lines, a token, bad escapes,
- * non-ASCII) is malformed. Reasons are written for the client and never quote the value.
+ * Parses the key header. A value starting with a double quote is parsed as
+ * draft-ietf-httpapi-idempotency-key-header-07 defines it: an Item Structured Field (RFC 8941) whose
+ * value is a String; parameters are valid Item syntax but the draft defines none, so they are checked
+ * and ignored. Any other value is, with {@link KeySyntax#LENIENT}, the key itself as clients like
+ * Stripe's send it (printable ASCII, no spaces, commas or quotes), and malformed with
+ * {@link KeySyntax#STRICT}. Lists, two field lines, bad escapes and non-ASCII are malformed either way.
+ * Reasons are written for the client and never quote the value.
  */
 final class KeyHeaderParser {
 
@@ -18,21 +21,23 @@ final class KeyHeaderParser {
     }
 
     private final String input;
+    private final KeySyntax syntax;
     private int pos;
 
-    private KeyHeaderParser(String input) {
+    private KeyHeaderParser(String input, KeySyntax syntax) {
         this.input = input;
+        this.syntax = syntax;
     }
 
     /**
      * The key in {@code fieldLines}, which must be exactly one line (the caller handles none), 1 to
      * {@code maxLength} characters after unescaping.
      */
-    static String parse(List<String> fieldLines, int maxLength) throws MalformedKeyException {
+    static String parse(List<String> fieldLines, int maxLength, KeySyntax syntax) throws MalformedKeyException {
         if (fieldLines.size() != 1) {
             throw new MalformedKeyException("it was sent in " + fieldLines.size() + " field lines; send it once");
         }
-        String key = new KeyHeaderParser(stripOws(fieldLines.get(0))).parseItem();
+        String key = new KeyHeaderParser(stripOws(fieldLines.get(0)), syntax).parseItem();
         if (key.isEmpty()) {
             throw new MalformedKeyException("the key is empty");
         }
@@ -53,7 +58,10 @@ final class KeyHeaderParser {
             }
         }
         if (input.charAt(pos) != '"') {
-            throw new MalformedKeyException("the value is not a quoted string; write it in double quotes");
+            if (syntax == KeySyntax.STRICT) {
+                throw new MalformedKeyException("the value is not a quoted string; write it in double quotes");
+            }
+            return parseUnquoted();
         }
         String value = parseString();
         parseParameters();
@@ -63,6 +71,27 @@ final class KeyHeaderParser {
                     : "there is text after the quoted string");
         }
         return value;
+    }
+
+    /** The whole value as the key, as Stripe's and most clients send it: one run of printable ASCII. */
+    private String parseUnquoted() throws MalformedKeyException {
+        for (int i = 0; i < input.length(); i++) {
+            char c = input.charAt(i);
+            if (c == ',') {
+                throw new MalformedKeyException("it holds a list of values; send exactly one key");
+            }
+            if (c == ' ' || c == '\t') {
+                throw new MalformedKeyException("an unquoted key contains a space; send it without spaces, or quoted");
+            }
+            if (c < 0x20) {
+                throw new MalformedKeyException("it contains a control character; use printable ASCII only");
+            }
+            if (c == '"') {
+                throw new MalformedKeyException("an unquoted key contains a double quote; send the key unquoted "
+                        + "without quotes, or wholly quoted");
+            }
+        }
+        return input;
     }
 
     /** HTTP strips optional whitespace (SP, HTAB) around a field value; a server may not have. */

@@ -7,7 +7,7 @@ package dev.idempotency.http;
 public enum ProblemType {
     /** The request needs a key and has none: 400, nothing recorded. */
     KEY_MISSING(400, "idempotency-key-missing", "Idempotency-Key header missing"),
-    /** The key header is not exactly one Structured Field String of 1 to the maximum printable characters: 400. */
+    /** The key header is not exactly one key of 1 to the maximum printable characters in an accepted form: 400. */
     KEY_MALFORMED(400, "idempotency-key-malformed", "Idempotency-Key header malformed"),
     /** Another request with the key is running past the wait budget: 409 with Retry-After. */
     KEY_IN_PROGRESS(409, "idempotency-key-in-progress", "A request with this Idempotency-Key is in progress"),

@@ -21,16 +21,25 @@ final class Problems {
 
     HttpResult keyMissing() {
         return problem(ProblemType.KEY_MISSING, "This request must carry an " + config.headerName()
-                + " header: a quoted string unique to this operation, e.g. " + config.headerName()
-                + ": \"8e03978e-40d5-43e8-bc93-6894a57f9324\". Send it again with a new key, and reuse that key "
-                + "for every retry of the same operation.");
+                + " header with a key unique to this operation, " + acceptedForms() + ". Send it again with a new "
+                + "key, and reuse that key for every retry of the same operation.");
     }
 
     HttpResult keyMalformed(String reason) {
-        return problem(ProblemType.KEY_MALFORMED, "The " + config.headerName() + " header must be exactly one "
-                + "Structured Field String (RFC 8941) of 1 to " + config.maxKeyLength() + " printable ASCII characters, "
-                + "e.g. " + config.headerName() + ": \"8e03978e-40d5-43e8-bc93-6894a57f9324\"; " + reason + ". "
-                + "Fix the header and send the request again.");
+        return problem(ProblemType.KEY_MALFORMED, "The " + config.headerName() + " header must be sent once, with "
+                + "one key of 1 to " + config.maxKeyLength() + " printable ASCII characters, " + acceptedForms()
+                + "; " + reason + ". Fix the header and send the request again.");
+    }
+
+    /** The key's accepted spellings, with examples, for a client reading a 400. */
+    private String acceptedForms() {
+        String example = "8e03978e-40d5-43e8-bc93-6894a57f9324";
+        String quoted = config.headerName() + ": \"" + example + "\"";
+        if (config.keySyntax() == KeySyntax.STRICT) {
+            return "as a quoted Structured Field String (RFC 8941) only, e.g. " + quoted;
+        }
+        return "either unquoted (" + config.headerName() + ": " + example + "; no spaces, commas or quotes) or as a "
+                + "quoted Structured Field String (" + quoted + "), which is the same key";
     }
 
     HttpResult keyInProgress() {

@@ -93,7 +93,7 @@ class ReadmeHttpExampleTest {
         assertEquals("application/problem+json", missing.headers().firstValue("Content-Type").orElse(null));
         assertEquals("no-store", missing.headers().firstValue("Cache-Control").orElse(null));
 
-        assertEquals(400, post("1", "unquoted").statusCode());
+        assertEquals(400, post("1", "two words").statusCode());
         assertEquals(400, post("1", "\"a\"", "\"a\"").statusCode(), "two field lines over the wire");
 
         String key = UUID.randomUUID().toString();

@@ -25,6 +25,7 @@ class IdempotentHttpConfigTest {
         }
         assertEquals(Set.of(), config.storedClientErrors());
         assertEquals(255, config.maxKeyLength());
+        assertEquals(KeySyntax.LENIENT, config.keySyntax());
         assertEquals(32 * 1024, config.maxStoredBodyBytes());
         assertFalse(config.replayedHeaders().contains("set-cookie"));
     }
@@ -69,5 +70,6 @@ class IdempotentHttpConfigTest {
         assertThrows(IllegalArgumentException.class, () -> IdempotentHttpConfig.builder().maxStoredBodyBytes(-1).build());
         assertThrows(IllegalArgumentException.class, () -> IdempotentHttpConfig.builder().retryAfter(Duration.ofMillis(1500)).build());
         assertThrows(IllegalArgumentException.class, () -> IdempotentHttpConfig.builder().problemTypeBase("problems/").build());
+        assertThrows(NullPointerException.class, () -> IdempotentHttpConfig.builder().keySyntax(null));
     }
 }

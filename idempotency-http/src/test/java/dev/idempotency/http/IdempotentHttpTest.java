@@ -103,7 +103,8 @@ class IdempotentHttpTest {
                 List.of("\"" + "k".repeat(256) + "\""), // over the length limit
                 List.of("\"a\u0007b\""),             // a control character
                 List.of("\"a\\nb\""),                // a bad escape
-                List.of("plain-token"),              // not a string
+                List.of("two words"),                // a space in an unquoted key
+                List.of("a, b"),                     // an unquoted list
                 List.of("\"   \""));                 // a blank key (the core's rule)
         for (List<String> lines : malformed) {
             HttpResult result = http.handle(HttpRequestData.builder("POST", "/payments").keyFieldLines(lines).build(),
@@ -114,6 +115,49 @@ class IdempotentHttpTest {
         }
         assertEquals(0, runs.get());
         assertEquals(0, db.keyRowsOfTenant(tenant));
+    }
+
+    @Test
+    void anUnquotedKeyAsStripesClientsSendItIsTheSameKeyAsItsQuotedForm() {
+        String key = newKey();
+        HttpResult first = http.handle(post(key, "{\"amount\":10}").keyFieldLines(List.of(key)).build(), TENANT,
+                tx -> createPayment(tx, runs, 10));
+        HttpResult quoted = http.handle(post(key, "{\"amount\":10}").build(), TENANT, tx -> createPayment(tx, runs, 10));
+        assertEquals(201, first.status());
+        assertFalse(first.replayed());
+        assertTrue(quoted.replayed(), "the quoted form names the key the unquoted one created");
+        assertArrayEquals(first.body(), quoted.body());
+        assertEquals(1, runs.get());
+        assertEquals(1, db.payments(key, TENANT));
+    }
+
+    @Test
+    void theProblemDetailSaysWhichFormsOfTheKeyAreAccepted() throws Exception {
+        String missing = problemBody(http.handle(HttpRequestData.builder("POST", "/payments").build(), TENANT,
+                tx -> createPayment(tx, runs, 1))).get("detail").asText();
+        String malformed = problemBody(http.handle(post("k", "{}").keyFieldLines(List.of("two words")).build(), TENANT,
+                tx -> createPayment(tx, runs, 1))).get("detail").asText();
+        for (String detail : List.of(missing, malformed)) {
+            assertTrue(detail.contains("Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324"), detail);
+            assertTrue(detail.contains("Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\""), detail);
+        }
+        assertTrue(malformed.contains("contains a space"), malformed);
+        assertEquals(0, runs.get());
+    }
+
+    @Test
+    void strictDraftSyntaxRefusesAnUnquotedKeyAndSaysOnlyTheQuotedFormIsAccepted() throws Exception {
+        IdempotentHttp<PostgresTransaction> strict = db.http(Duration.ofSeconds(10),
+                IdempotentHttpConfig.builder().keySyntax(KeySyntax.STRICT).build());
+        String key = newKey();
+        HttpResult unquoted = strict.handle(post(key, "{}").keyFieldLines(List.of(key)).build(), TENANT,
+                tx -> createPayment(tx, runs, 1));
+        assertEquals(400, unquoted.status());
+        assertEquals(ProblemType.KEY_MALFORMED, unquoted.problem());
+        String detail = problemBody(unquoted).get("detail").asText();
+        assertTrue(detail.contains("quoted Structured Field String (RFC 8941) only"), detail);
+        assertFalse(detail.contains("unquoted"), detail);
+        assertEquals(201, strict.handle(post(key, "{}").build(), TENANT, tx -> createPayment(tx, runs, 1)).status());
     }
 
     @Test

@@ -220,8 +220,8 @@ class PaymentsServiceHttpTest {
         HttpResponse<byte[]> missing = post("/payments", null, BODY);
         assertThat(missing.statusCode()).isEqualTo(400);
         assertThat(missing.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-        // A token, not a Structured Field String.
-        HttpResponse<byte[]> malformed = post("/payments", "not-quoted", BODY);
+        // Two words: neither an unquoted key nor a Structured Field String.
+        HttpResponse<byte[]> malformed = post("/payments", "not a key", BODY);
         assertThat(malformed.statusCode()).isEqualTo(400);
         HttpResponse<byte[]> list = post("/payments", "\"a\", \"b\"", BODY);
         assertThat(list.statusCode()).isEqualTo(400);
