@@ -3,6 +3,7 @@ package dev.idempotency.examples;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.idempotency.http.HttpHeader;
+import dev.idempotency.http.HttpPaths;
 import dev.idempotency.http.HttpRequestData;
 import dev.idempotency.http.HttpResponseData;
 import dev.idempotency.http.HttpResult;
@@ -35,7 +36,9 @@ final class JdkServerAdapter {
 
         server.createContext("/payments", exchange -> {
             try {
-                HttpRequestData request = HttpRequestData.builder(exchange.getRequestMethod(), exchange.getRequestURI().getPath())
+                // The path as the server routes it: decoded, without ';' parameters or dot segments.
+                String path = HttpPaths.canonical(exchange.getRequestURI().getRawPath());
+                HttpRequestData request = HttpRequestData.builder(exchange.getRequestMethod(), path)
                         .query(exchange.getRequestURI().getRawQuery())
                         .contentType(exchange.getRequestHeaders().getFirst("Content-Type"))
                         .keyFieldLines(exchange.getRequestHeaders().getOrDefault(http.config().headerName(), List.of()))
