@@ -44,7 +44,8 @@ final class RunCommand implements Callable<Integer> {
     DatabaseOptions database;
 
     @Option(names = "--migrate", defaultValue = "${env:OUTBOX_MIGRATE:-false}",
-            description = "Apply the library's migrations before starting (env OUTBOX_MIGRATE).")
+            description = "Apply the library's migrations before starting; always done on an embedded PostgreSQL"
+                    + " (env OUTBOX_MIGRATE; default: ${DEFAULT-VALUE}).")
     boolean migrate;
 
     @Option(names = "--publisher", defaultValue = "${env:OUTBOX_PUBLISHER:-log}",
@@ -137,10 +138,12 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> settings = new LinkedHashMap<>(environmentPublisherSettings());
         settings.putAll(publisherSettings);
         OutboxRelayConfig relayConfig = relayConfig();
-        try (HikariDataSource pool = database.pool("outbox-relay", 6);
+        try (EmbeddedDatabase embedded = database.embeddedIfNoServer();
+             HikariDataSource pool = database.pool("outbox-relay", 6);
              Publisher sink = Publishers.create(publisher, settings)) {
             Sweeper sweeper = noSweeper ? null : sweeper(pool);
-            if (migrate) {
+            // An embedded server is new and empty: nothing to relay until the tables are there.
+            if (migrate || embedded != null) {
                 IdempotencyMigrations.migrate(pool, database.schema);
             }
             RequiredTables.require(pool, database.schema, noSweeper ? RequiredTables.RELAY
