@@ -54,7 +54,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = {"-s", "--publisher-setting"}, paramLabel = "NAME=VALUE",
             description = "A publisher setting, repeatable, e.g. -s base-url=https://example.com/hooks "
-                    + "(env OUTBOX_PUBLISHER_SETTINGS: NAME=VALUE pairs separated by ';').")
+                    + "(env OUTBOX_PUBLISHER_SETTINGS: NAME=VALUE pairs separated by ';'; default: none).")
     Map<String, String> publisherSettings = new LinkedHashMap<>();
 
     @Option(names = "--instance-id", defaultValue = "${env:OUTBOX_INSTANCE_ID}",
@@ -62,44 +62,45 @@ final class RunCommand implements Callable<Integer> {
     String instanceId;
 
     @Option(names = "--partitions", defaultValue = "${env:OUTBOX_PARTITIONS}",
-            description = "Virtual partitions; the same on every relay of a database (env OUTBOX_PARTITIONS).")
+            description = "Virtual partitions; the same on every relay of a database (env OUTBOX_PARTITIONS; default: 32).")
     Integer partitions;
 
     @Option(names = "--batch-size", defaultValue = "${env:OUTBOX_BATCH_SIZE}",
-            description = "Events read, published and recorded per page (env OUTBOX_BATCH_SIZE).")
+            description = "Events read, published and recorded per page (env OUTBOX_BATCH_SIZE; default: 100).")
     Integer batchSize;
 
     @Option(names = "--lease", defaultValue = "${env:OUTBOX_LEASE}", converter = DurationConverter.class,
-            description = "Partition lease; a dead relay's share is taken over after about this long (env OUTBOX_LEASE).")
+            description = "Partition lease; a dead relay's share is taken over after about this long (env OUTBOX_LEASE; default: 30s).")
     Duration lease;
 
     @Option(names = "--renewal-interval", defaultValue = "${env:OUTBOX_RENEWAL_INTERVAL}", converter = DurationConverter.class,
-            description = "How often leases are renewed; must leave room in --lease for a publish call (env OUTBOX_RENEWAL_INTERVAL).")
+            description = "How often leases are renewed; must leave room in --lease for a publish call"
+                    + " (env OUTBOX_RENEWAL_INTERVAL; default: 5s).")
     Duration renewalInterval;
 
     @Option(names = "--publish-timeout", defaultValue = "${env:OUTBOX_PUBLISH_TIMEOUT}", converter = DurationConverter.class,
-            description = "Longest wait for one publish call. Default: the publisher's own limit (its connect and"
-                    + " acknowledgement timeouts) plus a margin; a shorter value is refused (env OUTBOX_PUBLISH_TIMEOUT).")
+            description = "Longest wait for one publish call; a value shorter than the publisher's own limit (its connect"
+                    + " and acknowledgement timeouts) is refused (env OUTBOX_PUBLISH_TIMEOUT; default: that limit plus a margin).")
     Duration publishTimeout;
 
     @Option(names = "--max-attempts", defaultValue = "${env:OUTBOX_MAX_ATTEMPTS}",
-            description = "Attempts before an event is dead-lettered (env OUTBOX_MAX_ATTEMPTS).")
+            description = "Attempts before an event is dead-lettered (env OUTBOX_MAX_ATTEMPTS; default: 20).")
     Integer maxAttempts;
 
     @Option(names = "--idle-poll-max", defaultValue = "${env:OUTBOX_IDLE_POLL_MAX}", converter = DurationConverter.class,
-            description = "Longest pause between polls when the outbox is empty (env OUTBOX_IDLE_POLL_MAX).")
+            description = "Longest pause between polls when the outbox is empty (env OUTBOX_IDLE_POLL_MAX; default: 1s).")
     Duration idlePollMax;
 
     @Option(names = "--linger", defaultValue = "${env:OUTBOX_LINGER}", converter = DurationConverter.class,
             description = "Least time between two reads while the relay keeps up with a steady stream, 0 to 1s;"
-                    + " 0ms reads again at once (env OUTBOX_LINGER; default 10ms).")
+                    + " 0ms reads again at once (env OUTBOX_LINGER; default: 10ms).")
     Duration linger;
 
     @Option(names = "--position-write-interval", defaultValue = "${env:OUTBOX_POSITION_WRITE_INTERVAL}",
             converter = DurationConverter.class,
             description = "Longest time between position writes while the relay keeps up, 0 to 10s; after a crash the"
                     + " events of at most this long are published again; 0ms writes after every page"
-                    + " (env OUTBOX_POSITION_WRITE_INTERVAL; default 100ms).")
+                    + " (env OUTBOX_POSITION_WRITE_INTERVAL; default: 100ms).")
     Duration positionWriteInterval;
 
     @Option(names = "--sweep-interval", defaultValue = "${env:OUTBOX_SWEEP_INTERVAL:-30s}", converter = DurationConverter.class,
@@ -120,7 +121,7 @@ final class RunCommand implements Callable<Integer> {
                     + Sweeper.DEFAULT_MAX_BATCHES_PER_SWEEP + ").")
     Integer sweepBatches;
 
-    @Option(names = "--no-sweeper", description = "Run the relay only (another process sweeps).")
+    @Option(names = "--no-sweeper", description = "Run the relay only; another process sweeps (default: off, the sweeper runs).")
     boolean noSweeper;
 
     @Option(names = "--http-host", defaultValue = "${env:OUTBOX_HTTP_HOST:-127.0.0.1}",
