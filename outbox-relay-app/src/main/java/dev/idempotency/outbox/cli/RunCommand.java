@@ -23,7 +23,6 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import sun.misc.Signal;
 
 /**
  * The background process: the relay publishing the outbox, the sweeper keeping the tables clean,
@@ -173,8 +172,7 @@ final class RunCommand implements Callable<Integer> {
                             () -> health(relay, metrics));
                     log.info("metrics at http://{}:{}/metrics, health at /health", httpHost, status.port());
                 }
-                onSignal("TERM");
-                onSignal("INT");
+                StopSignals.onTermAndInt(stopRequested::countDown);
                 log.info("relay {} running with the {} publisher on schema {}; stop with SIGTERM or Ctrl-C",
                         relay.instanceId(), publisher, database.schema);
                 stopRequested.await();
@@ -279,14 +277,5 @@ final class RunCommand implements Callable<Integer> {
     private static StatusServer.Health health(OutboxRelay relay, RelayMetrics metrics) {
         boolean databaseAnswers = metrics.freshWithin(Duration.ofSeconds(30));
         return StatusServer.Health.ofRelay(databaseAnswers, relay.instanceId(), relay.heldPartitions().size());
-    }
-
-    /** Turns the signal into a graceful stop, so the process exits 0 instead of the JVM's 143. */
-    private void onSignal(String name) {
-        try {
-            Signal.handle(new Signal(name), signal -> stopRequested.countDown());
-        } catch (IllegalArgumentException e) {
-            log.debug("signal {} cannot be handled here; the JVM's default applies", name);
-        }
     }
 }
