@@ -16,11 +16,12 @@ final class EmbeddedDatabase implements AutoCloseable {
         this.server = server;
     }
 
+    /** Starts one; {@link NotStarted} says why not (no binaries for this platform, no temporary directory, ...). */
     static EmbeddedDatabase start() {
         try {
             return new EmbeddedDatabase(EmbeddedPostgres.builder().start());
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not start an embedded PostgreSQL: " + e.getMessage(), e);
+        } catch (IOException | RuntimeException e) {
+            throw new NotStarted(e);
         }
     }
 
@@ -39,6 +40,16 @@ final class EmbeddedDatabase implements AutoCloseable {
             server.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The embedded server did not start; the message names the cause and the way around it. */
+    static final class NotStarted extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NotStarted(Exception cause) {
+            super("no --jdbc-url (IDEMPOTENCY_JDBC_URL), nothing answers at the local server, and an embedded PostgreSQL"
+                    + " did not start (" + cause.getMessage() + "): pass --jdbc-url", cause);
         }
     }
 }

@@ -34,6 +34,10 @@ public final class OutboxRelayCli {
                 command.getErr().println("error: " + error.getMessage());
                 return EXIT_FIX_AND_RETRY;
             }
+            if (error instanceof EmbeddedDatabase.NotStarted) {
+                command.getErr().println("error: " + error.getMessage());
+                return EXIT_NO_DATABASE;
+            }
             if (error instanceof HikariPool.PoolInitializationException) {
                 Throwable cause = error.getCause() == null ? error : error.getCause();
                 command.getErr().println("error: cannot connect to the database: " + cause.getMessage()
