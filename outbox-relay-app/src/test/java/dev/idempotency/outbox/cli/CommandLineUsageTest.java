@@ -27,13 +27,8 @@ class CommandLineUsageTest {
 
     @Test
     void anUnknownFlagGetsOneErrorLineAndAHintNamingTheNearestFlagNotTheUsage() {
-        StringWriter err = new StringWriter();
+        List<String> lines = refused("run", "--publsher", "log");
 
-        int exitCode = cli(err).execute("run", "--publsher", "log");
-
-        List<String> lines = err.toString().lines().toList();
-        assertEquals(2, exitCode);
-        assertEquals(2, lines.size(), err.toString());
         assertEquals("error: Unknown options: '--publsher', 'log'", lines.get(0));
         assertTrue(lines.get(1).startsWith("did you mean --publisher") && lines.get(1).endsWith("see 'outbox-relay run --help'"),
                 lines.get(1));
@@ -41,13 +36,8 @@ class CommandLineUsageTest {
 
     @Test
     void aValueThatIsNoDurationGetsOneErrorLineAndTheHelpHint() {
-        StringWriter err = new StringWriter();
+        List<String> lines = refused("run", "--lease", "forever");
 
-        int exitCode = cli(err).execute("run", "--lease", "forever");
-
-        List<String> lines = err.toString().lines().toList();
-        assertEquals(2, exitCode);
-        assertEquals(2, lines.size(), err.toString());
         assertTrue(lines.get(0).startsWith("error: Invalid value for option '--lease': 'forever' is not a duration"), lines.get(0));
         assertEquals("see 'outbox-relay run --help' for the options", lines.get(1));
     }
@@ -84,7 +74,16 @@ class CommandLineUsageTest {
         return String.join(" ", option.description()).replace("${DEFAULT-VALUE}", String.valueOf(option.defaultValue()));
     }
 
-    private static CommandLine cli(StringWriter err) {
-        return OutboxRelayCli.commandLine().setOut(new PrintWriter(new StringWriter(), true)).setErr(new PrintWriter(err, true));
+    /** What the command line printed when it refused {@code args}: exit code 2, two lines, nothing on stdout. */
+    private static List<String> refused(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exitCode = OutboxRelayCli.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                .execute(args);
+        assertEquals(2, exitCode, err.toString());
+        assertEquals("", out.toString());
+        List<String> lines = err.toString().lines().toList();
+        assertEquals(2, lines.size(), err.toString());
+        return lines;
     }
 }
