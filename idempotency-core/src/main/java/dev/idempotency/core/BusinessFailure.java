@@ -15,6 +15,7 @@ public class BusinessFailure extends RuntimeException {
 
     private final String code;
     private final Map<String, String> details;
+    private final boolean replayed;
 
     /** A failure with a machine-readable {@code code} (e.g. {@code card_declined}) and a message for people. */
     public BusinessFailure(String code, String message) {
@@ -23,6 +24,10 @@ public class BusinessFailure extends RuntimeException {
 
     /** As {@link #BusinessFailure(String, String)}, with string details (e.g. {@code decline_code}). */
     public BusinessFailure(String code, String message, Map<String, String> details) {
+        this(code, message, details, false);
+    }
+
+    private BusinessFailure(String code, String message, Map<String, String> details, boolean replayed) {
         super(Objects.requireNonNull(message, "message"));
         Objects.requireNonNull(code, "code");
         if (code.isBlank() || code.length() > MAX_CODE_LENGTH) {
@@ -30,6 +35,15 @@ public class BusinessFailure extends RuntimeException {
         }
         this.code = code;
         this.details = Map.copyOf(Objects.requireNonNull(details, "details"));
+        this.replayed = replayed;
+    }
+
+    /**
+     * The failure stored for a key, as a later call with the key gets it: {@link #replayed()} is true.
+     * For an executor that reads a stored failure back; a callback throws one it constructs.
+     */
+    public static BusinessFailure replayed(String code, String message, Map<String, String> details) {
+        return new BusinessFailure(code, message, details, true);
     }
 
     /** The machine-readable failure code. */
@@ -44,7 +58,6 @@ public class BusinessFailure extends RuntimeException {
 
     /** True when this failure was stored by an earlier call and this call did not run the callback. */
     public boolean replayed() {
-        return false; // the library's replayed failures override this
-
+        return replayed;
     }
 }

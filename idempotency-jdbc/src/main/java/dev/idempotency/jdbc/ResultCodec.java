@@ -10,7 +10,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.ResultNotStorableException;
-import dev.idempotency.core.internal.ReplayedFailure;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -180,7 +179,7 @@ final class ResultCodec {
                 Map.Entry<String, JsonNode> field = it.next();
                 details.put(field.getKey(), field.getValue().asText());
             }
-            return new ReplayedFailure(node.path("code").asText(), node.path("message").asText(), details);
+            return BusinessFailure.replayed(node.path("code").asText(), node.path("message").asText(), details);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored failure is not valid JSON (" + RedactedErrors.jsonProblem(e) + ")", RedactedErrors.jsonStandIn(e));
         }

@@ -91,6 +91,8 @@ class FingerprintAndFailureTest {
         assertEquals(1, runs.get());
         assertFalse(first.replayed());
         assertTrue(replay.replayed());
+        // What a user sees (a log line, a stack trace) names the public class, no internal one.
+        assertEquals("dev.idempotency.core.BusinessFailure: The card was declined", replay.toString());
         assertEquals("card_declined", replay.code());
         assertEquals("The card was declined", replay.getMessage());
         assertEquals(Map.of("decline_code", "insufficient_funds"), replay.details());

@@ -31,7 +31,8 @@ import org.postgresql.Driver;
  * <p>Two kinds: one that passes clients' named prepared statements through untouched ({@link #start},
  * any version, Debian's package first), and one that tracks them per server connection
  * ({@link #startTrackingStatements}, PgBouncer 1.21 or later: the binary named by
- * {@value #BINARY_VARIABLE} or an installed one that is new enough).
+ * {@value #BINARY_VARIABLE} or an installed one that is new enough). Where no fitting binary is found,
+ * the test that asked is skipped with one line naming what is missing ({@link MissingTool}).
  */
 public final class PrivatePgBouncer implements AutoCloseable {
     /** Environment variable naming a PgBouncer binary to use besides the installed one, e.g. one 1.21 or later. */
@@ -68,8 +69,8 @@ public final class PrivatePgBouncer implements AutoCloseable {
     public static PrivatePgBouncer start(int serverConnections, String poolMode) {
         List<Path> candidates = new ArrayList<>(INSTALLED);
         variableBinary().ifPresent(candidates::add);
-        Path binary = candidates.stream().filter(Files::isExecutable).findFirst().orElseThrow(() -> new IllegalStateException(
-                "pgbouncer is not installed (looked for " + candidates + "): install it with `apt-get install pgbouncer`"));
+        Path binary = candidates.stream().filter(Files::isExecutable).findFirst().orElseThrow(() -> MissingTool.skip(
+                "no pgbouncer (looked for " + candidates + "): install Debian's package pgbouncer, or set " + BINARY_VARIABLE));
         boolean canTrack = canTrackStatements(binary);
         return start(binary, serverConnections, poolMode, canTrack ? List.of("max_prepared_statements = 0") : List.of());
     }
@@ -85,8 +86,8 @@ public final class PrivatePgBouncer implements AutoCloseable {
         candidates.addAll(INSTALLED);
         Path binary = candidates.stream().filter(Files::isExecutable)
                 .filter(PrivatePgBouncer::canTrackStatements).findFirst()
-                .orElseThrow(() -> new IllegalStateException("no PgBouncer 1." + TRACKING_SINCE_MINOR + " or later (looked at "
-                        + candidates + "; Debian 12 packages 1.18): set " + BINARY_VARIABLE + " to one, as `.ci/run` does "
+                .orElseThrow(() -> MissingTool.skip("no PgBouncer 1." + TRACKING_SINCE_MINOR + " or later (looked at "
+                        + candidates + "; Debian 12 packages 1.18): set " + BINARY_VARIABLE + " to one, as .ci/run does "
                         + "after building Debian 13's source package"));
         return start(binary, serverConnections, "transaction", List.of("max_prepared_statements = " + maxPreparedStatements));
     }

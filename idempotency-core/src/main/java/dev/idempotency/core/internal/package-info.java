@@ -1,6 +1,6 @@
 /**
  * Helpers the library's modules share: the rules for stored labels and schema names, the default
- * schema, and replayed business failures. <strong>Not API:</strong> these classes are public only
+ * schema. <strong>Not API:</strong> these classes are public only
  * so that {@code idempotency-jdbc}, {@code idempotency-db} and {@code outbox-relay} can reach
  * them; they may change in any release without notice. Do not use them from application code.
  */

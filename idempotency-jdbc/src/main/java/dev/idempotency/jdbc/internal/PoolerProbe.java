@@ -57,7 +57,10 @@ public final class PoolerProbe {
     private static final int MULTIPLEXING_TRIES = 3;
     private static final long SECOND_CONNECTION_WAIT_MILLIS = 1000;
 
-    /** What the probe found; only {@link #BROKEN} is refused. */
+    /**
+     * What the probe found when there was nothing to refuse: a pooler that would mix up named
+     * statements is refused with {@link dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException} instead.
+     */
     public enum Verdict {
         /** The connections name no statements. */
         UNNAMED,

@@ -54,7 +54,8 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (HikariDataSource pool = database.pool("demo", threads + 1)) {
+        try (EmbeddedDatabase embedded = database.embeddedIfNoServer();
+             HikariDataSource pool = database.pool("demo", threads + 1)) {
             IdempotencyMigrations.migrate(pool, database.schema);
             Jdbi jdbi = Jdbi.create(pool);
             jdbi.useHandle(h -> h.execute("CREATE TABLE IF NOT EXISTS \"" + database.schema + "\".demo_payments "
@@ -115,7 +116,8 @@ final class DemoCommand implements Callable<Integer> {
 
             PrintWriter out = spec.commandLine().getOut();
             // The URL may carry a password (password=...); what is printed ends up in terminals and CI logs.
-            out.printf("demo run %s against %s (schema %s)%n", run, JdbcUrls.redacted(database.jdbcUrl), database.schema);
+            out.printf("demo run %s against %s%s (schema %s)%n", run, JdbcUrls.redacted(database.url()),
+                    embedded == null ? "" : " (embedded)", database.schema);
             out.printf("  requests sent            %6d  (%d payments x %d copies, %d threads, %d ms)%n",
                     requests.size(), payments, copies, threads, millis);
             out.printf("  callback executions      %6d%n", executions.get());

@@ -4,6 +4,8 @@ import com.zaxxer.hikari.pool.HikariPool;
 import dev.idempotency.core.SchemaNotMigratedException;
 import dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException;
 import dev.idempotency.outbox.OutboxSchemaException;
+import java.io.PrintWriter;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -23,13 +25,18 @@ public final class OutboxRelayCli {
 
     /** The command line with its error handling: what {@link #main} runs, and what tests run in-process. */
     static CommandLine commandLine() {
-        return new CommandLine(new OutboxRelayCli()).setExecutionExceptionHandler((error, command, parsed) -> {
+        return new CommandLine(new OutboxRelayCli()).setParameterExceptionHandler(OutboxRelayCli::badArguments)
+                .setExecutionExceptionHandler((error, command, parsed) -> {
             // What the operator must fix is in the message; a stack trace would only hide it.
             if (error instanceof IllegalArgumentException || error instanceof SchemaNotReadyException
                     || error instanceof OutboxSchemaException || error instanceof SchemaNotMigratedException
                     || error instanceof PoolerBreaksPreparedStatementsException) {
                 command.getErr().println("error: " + error.getMessage());
                 return EXIT_FIX_AND_RETRY;
+            }
+            if (error instanceof EmbeddedDatabase.NotStarted) {
+                command.getErr().println("error: " + error.getMessage());
+                return EXIT_NO_DATABASE;
             }
             if (error instanceof HikariPool.PoolInitializationException) {
                 Throwable cause = error.getCause() == null ? error : error.getCause();
@@ -39,5 +46,21 @@ public final class OutboxRelayCli {
             }
             throw error;
         });
+    }
+
+    /**
+     * A flag or value the command line refuses: one {@code error:} line and one hint, not the whole
+     * usage, which would push the error out of sight.
+     */
+    private static int badArguments(CommandLine.ParameterException error, String[] args) {
+        CommandLine command = error.getCommandLine();
+        PrintWriter err = command.getErr();
+        err.println("error: " + error.getMessage());
+        List<String> suggestions = error instanceof CommandLine.UnmatchedArgumentException unmatched
+                ? unmatched.getSuggestions() : List.of();
+        String help = "'" + command.getCommandSpec().qualifiedName() + " --help'";
+        err.println(suggestions.isEmpty() ? "see " + help + " for the options"
+                : "did you mean " + String.join(" or ", suggestions) + "? see " + help);
+        return command.getCommandSpec().exitCodeOnInvalidInput();
     }
 }

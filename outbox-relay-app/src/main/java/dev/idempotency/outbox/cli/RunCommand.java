@@ -23,7 +23,6 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import sun.misc.Signal;
 
 /**
  * The background process: the relay publishing the outbox, the sweeper keeping the tables clean,
@@ -44,7 +43,8 @@ final class RunCommand implements Callable<Integer> {
     DatabaseOptions database;
 
     @Option(names = "--migrate", defaultValue = "${env:OUTBOX_MIGRATE:-false}",
-            description = "Apply the library's migrations before starting (env OUTBOX_MIGRATE).")
+            description = "Apply the library's migrations before starting; always done on an embedded PostgreSQL"
+                    + " (env OUTBOX_MIGRATE; default: ${DEFAULT-VALUE}).")
     boolean migrate;
 
     @Option(names = "--publisher", defaultValue = "${env:OUTBOX_PUBLISHER:-log}",
@@ -53,7 +53,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = {"-s", "--publisher-setting"}, paramLabel = "NAME=VALUE",
             description = "A publisher setting, repeatable, e.g. -s base-url=https://example.com/hooks "
-                    + "(env OUTBOX_PUBLISHER_SETTINGS: NAME=VALUE pairs separated by ';').")
+                    + "(env OUTBOX_PUBLISHER_SETTINGS: NAME=VALUE pairs separated by ';'; default: none).")
     Map<String, String> publisherSettings = new LinkedHashMap<>();
 
     @Option(names = "--instance-id", defaultValue = "${env:OUTBOX_INSTANCE_ID}",
@@ -61,44 +61,45 @@ final class RunCommand implements Callable<Integer> {
     String instanceId;
 
     @Option(names = "--partitions", defaultValue = "${env:OUTBOX_PARTITIONS}",
-            description = "Virtual partitions; the same on every relay of a database (env OUTBOX_PARTITIONS).")
+            description = "Virtual partitions; the same on every relay of a database (env OUTBOX_PARTITIONS; default: 32).")
     Integer partitions;
 
     @Option(names = "--batch-size", defaultValue = "${env:OUTBOX_BATCH_SIZE}",
-            description = "Events read, published and recorded per page (env OUTBOX_BATCH_SIZE).")
+            description = "Events read, published and recorded per page (env OUTBOX_BATCH_SIZE; default: 100).")
     Integer batchSize;
 
     @Option(names = "--lease", defaultValue = "${env:OUTBOX_LEASE}", converter = DurationConverter.class,
-            description = "Partition lease; a dead relay's share is taken over after about this long (env OUTBOX_LEASE).")
+            description = "Partition lease; a dead relay's share is taken over after about this long (env OUTBOX_LEASE; default: 30s).")
     Duration lease;
 
     @Option(names = "--renewal-interval", defaultValue = "${env:OUTBOX_RENEWAL_INTERVAL}", converter = DurationConverter.class,
-            description = "How often leases are renewed; must leave room in --lease for a publish call (env OUTBOX_RENEWAL_INTERVAL).")
+            description = "How often leases are renewed; must leave room in --lease for a publish call"
+                    + " (env OUTBOX_RENEWAL_INTERVAL; default: 5s).")
     Duration renewalInterval;
 
     @Option(names = "--publish-timeout", defaultValue = "${env:OUTBOX_PUBLISH_TIMEOUT}", converter = DurationConverter.class,
-            description = "Longest wait for one publish call. Default: the publisher's own limit (its connect and"
-                    + " acknowledgement timeouts) plus a margin; a shorter value is refused (env OUTBOX_PUBLISH_TIMEOUT).")
+            description = "Longest wait for one publish call; a value shorter than the publisher's own limit (its connect"
+                    + " and acknowledgement timeouts) is refused (env OUTBOX_PUBLISH_TIMEOUT; default: that limit plus a margin).")
     Duration publishTimeout;
 
     @Option(names = "--max-attempts", defaultValue = "${env:OUTBOX_MAX_ATTEMPTS}",
-            description = "Attempts before an event is dead-lettered (env OUTBOX_MAX_ATTEMPTS).")
+            description = "Attempts before an event is dead-lettered (env OUTBOX_MAX_ATTEMPTS; default: 20).")
     Integer maxAttempts;
 
     @Option(names = "--idle-poll-max", defaultValue = "${env:OUTBOX_IDLE_POLL_MAX}", converter = DurationConverter.class,
-            description = "Longest pause between polls when the outbox is empty (env OUTBOX_IDLE_POLL_MAX).")
+            description = "Longest pause between polls when the outbox is empty (env OUTBOX_IDLE_POLL_MAX; default: 1s).")
     Duration idlePollMax;
 
     @Option(names = "--linger", defaultValue = "${env:OUTBOX_LINGER}", converter = DurationConverter.class,
             description = "Least time between two reads while the relay keeps up with a steady stream, 0 to 1s;"
-                    + " 0ms reads again at once (env OUTBOX_LINGER; default 10ms).")
+                    + " 0ms reads again at once (env OUTBOX_LINGER; default: 10ms).")
     Duration linger;
 
     @Option(names = "--position-write-interval", defaultValue = "${env:OUTBOX_POSITION_WRITE_INTERVAL}",
             converter = DurationConverter.class,
             description = "Longest time between position writes while the relay keeps up, 0 to 10s; after a crash the"
                     + " events of at most this long are published again; 0ms writes after every page"
-                    + " (env OUTBOX_POSITION_WRITE_INTERVAL; default 100ms).")
+                    + " (env OUTBOX_POSITION_WRITE_INTERVAL; default: 100ms).")
     Duration positionWriteInterval;
 
     @Option(names = "--sweep-interval", defaultValue = "${env:OUTBOX_SWEEP_INTERVAL:-30s}", converter = DurationConverter.class,
@@ -119,7 +120,7 @@ final class RunCommand implements Callable<Integer> {
                     + Sweeper.DEFAULT_MAX_BATCHES_PER_SWEEP + ").")
     Integer sweepBatches;
 
-    @Option(names = "--no-sweeper", description = "Run the relay only (another process sweeps).")
+    @Option(names = "--no-sweeper", description = "Run the relay only; another process sweeps (default: off, the sweeper runs).")
     boolean noSweeper;
 
     @Option(names = "--http-host", defaultValue = "${env:OUTBOX_HTTP_HOST:-127.0.0.1}",
@@ -142,10 +143,12 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> settings = new LinkedHashMap<>(environmentPublisherSettings());
         settings.putAll(publisherSettings);
         OutboxRelayConfig relayConfig = relayConfig();
-        try (HikariDataSource pool = database.pool("outbox-relay", 6);
+        try (EmbeddedDatabase embedded = database.embeddedIfNoServer();
+             HikariDataSource pool = database.pool("outbox-relay", 6);
              Publisher sink = Publishers.create(publisher, settings)) {
             Sweeper sweeper = noSweeper ? null : sweeper(pool);
-            if (migrate) {
+            // An embedded server is new and empty: nothing to relay until the tables are there.
+            if (migrate || embedded != null) {
                 IdempotencyMigrations.migrate(pool, database.schema);
             }
             RequiredTables.require(pool, database.schema, noSweeper ? RequiredTables.RELAY
@@ -174,8 +177,7 @@ final class RunCommand implements Callable<Integer> {
                             () -> health(relay, metrics, stallAfter));
                     log.info("metrics at http://{}:{}/metrics, health at /health", httpHost, status.port());
                 }
-                onSignal("TERM");
-                onSignal("INT");
+                StopSignals.onTermAndInt(stopRequested::countDown);
                 log.info("relay {} running with the {} publisher on schema {}; stop with SIGTERM or Ctrl-C",
                         relay.instanceId(), publisher, database.schema);
                 stopRequested.await();
@@ -281,14 +283,5 @@ final class RunCommand implements Callable<Integer> {
         boolean databaseAnswers = metrics.freshWithin(Duration.ofSeconds(30));
         return StatusServer.Health.ofRelay(databaseAnswers, relay.instanceId(), relay.heldPartitions().size(),
                 metrics.stalledFor(), stallAfter);
-    }
-
-    /** Turns the signal into a graceful stop, so the process exits 0 instead of the JVM's 143. */
-    private void onSignal(String name) {
-        try {
-            Signal.handle(new Signal(name), signal -> stopRequested.countDown());
-        } catch (IllegalArgumentException e) {
-            log.debug("signal {} cannot be handled here; the JVM's default applies", name);
-        }
     }
 }
