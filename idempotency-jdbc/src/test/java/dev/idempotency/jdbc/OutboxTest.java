@@ -130,6 +130,45 @@ class OutboxTest {
         }
     }
 
+    /**
+     * A plain INSERT of the key (migration V8's trigger takes the key's lock) holds the executor back the same
+     * way: the trigger's lock is the executor's, the ordering key joined in Java hashing as the one joined in SQL.
+     */
+    @ParameterizedTest(name = "{0} event(s)")
+    @ValueSource(ints = {1, 2})
+    void aPlainInsertOfTheSameOrderingKeyHoldsTheExecutorBackUntilItCommits(int events) throws Exception {
+        PostgresIdempotentExecutor executor = db.executor();
+        String key = newKey();
+        // Characters around the joints of the ordering key text: it must be joined the same on both sides.
+        String partitionKey = "order/" + key + " \u00e9";
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (Handle otherWriter = db.jdbi.open()) {
+            otherWriter.begin();
+            long plainId = otherWriter.createQuery("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) "
+                            + "VALUES ('t1', 'orders', :partitionKey, '{}') RETURNING id")
+                    .bind("partitionKey", partitionKey).mapTo(Long.class).one();
+
+            String idsDrawn = lastOutboxId();
+            Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
+                for (int n = 1; n <= events; n++) {
+                    tx.outbox().publish("orders", partitionKey, Map.of("n", n));
+                }
+                return "ok";
+            }));
+            awaitAdvisoryLockWait();
+            assertFalse(call.isDone());
+            assertEquals(idsDrawn, lastOutboxId(), "the executor drew an outbox id before it held the ordering key's lock");
+
+            otherWriter.commit();
+            assertEquals("ok", call.get(30, TimeUnit.SECONDS).result());
+            List<Map<String, Object>> rows = db.outboxRows("t1", partitionKey);
+            assertEquals(events + 1, rows.size());
+            assertEquals(plainId, rows.get(0).get("id"), "the plain INSERT committed first and has the key's lowest id");
+        } finally {
+            caller.shutdownNow();
+        }
+    }
+
     /** The outbox id sequence's position, which moves with every id drawn. */
     private static String lastOutboxId() {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT last_value || '/' || is_called FROM outbox_events_id_seq")
