@@ -32,6 +32,13 @@
 -- A transaction that inserts events of several keys locks them in the order it inserts them: two that
 -- insert the same keys in opposite orders can deadlock (PostgreSQL aborts one; retry it), as with row
 -- locks. Insert several keys in one order (sorted), or lock them first as the executor does.
+--
+-- Each key's lock is an entry in the server's shared lock table until commit, which holds about
+-- max_locks_per_transaction x max_connections entries for all sessions together (6,400 by default): a
+-- transaction that writes events of thousands of keys (a backfill, a bulk UPDATE whose trigger writes an
+-- event per row) fills it and fails with "out of shared memory", and so may any other transaction that
+-- needs a lock meanwhile. Such a transaction calls outbox_lock_for_bulk_write() (below) first, and
+-- takes no key locks.
 CREATE FUNCTION "${flyway:defaultSchema}".outbox_events_draw_id() RETURNS trigger
     LANGUAGE plpgsql
 AS $$
@@ -39,7 +46,9 @@ BEGIN
     IF NEW.id IS NOT NULL AND NEW.txid <> pg_current_xact_id() THEN
         RETURN NEW;
     END IF;
-    PERFORM pg_advisory_xact_lock(501418764, hashtext(NEW.tenant_id || '/' || NEW.topic || '/' || NEW.partition_key));
+    IF current_setting('idempotency.outbox_bulk_write', true) IS DISTINCT FROM '${flyway:defaultSchema}' THEN
+        PERFORM pg_advisory_xact_lock(501418764, hashtext(NEW.tenant_id || '/' || NEW.topic || '/' || NEW.partition_key));
+    END IF;
     NEW.id := nextval('"${flyway:defaultSchema}".outbox_events_id_seq');
     RETURN NEW;
 END
@@ -58,3 +67,24 @@ CREATE TRIGGER outbox_events_draw_id
 -- triggers), and the sequence stays owned by it (CACHE 1, see V3), where the relay's schema check
 -- finds it (pg_get_serial_sequence). Recurses to the generation tables, which carry the default too.
 ALTER TABLE "${flyway:defaultSchema}".outbox_events ALTER COLUMN id DROP DEFAULT;
+
+-- For a transaction that writes events of many keys: locks the whole outbox against every other writer
+-- until the transaction ends, so its events are ordered before theirs for every key at once, and the
+-- trigger takes no key locks for the rest of the transaction (a transaction-local setting tells it, set
+-- only once the lock is held; a rollback to a savepoint from before the call drops both). Call it first,
+-- before the transaction inserts any event: called after, it waits for writers that may be waiting for
+-- the key locks this transaction holds, and PostgreSQL aborts one of them as a deadlock.
+--
+-- Locks: SHARE ROW EXCLUSIVE on outbox_events and its generation tables until the transaction ends. It
+-- conflicts with the ROW EXCLUSIVE every INSERT takes at its start, before the trigger draws any id: it
+-- waits for the transactions that inserted events and are still open, and every later INSERT waits for
+-- this transaction. Relays' reads (ACCESS SHARE) go on. The caller needs UPDATE, DELETE or TRUNCATE on
+-- outbox_events (or to own it), as LOCK TABLE asks in this mode.
+CREATE FUNCTION "${flyway:defaultSchema}".outbox_lock_for_bulk_write() RETURNS void
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    LOCK TABLE "${flyway:defaultSchema}".outbox_events IN SHARE ROW EXCLUSIVE MODE;
+    PERFORM set_config('idempotency.outbox_bulk_write', '${flyway:defaultSchema}', true);
+END
+$$;

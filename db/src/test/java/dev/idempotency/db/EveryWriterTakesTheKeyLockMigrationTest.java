@@ -116,6 +116,38 @@ class EveryWriterTakesTheKeyLockMigrationTest {
         }
     }
 
+    @Test
+    void aBulkWriteLocksTheWholeOutboxInsteadOfEachKeyAndOtherWritersDrawTheirIdsAfterItCommits() throws Exception {
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+        ExecutorService second = Executors.newSingleThreadExecutor();
+        try (Connection bulk = schema.dataSource().getConnection(); Connection other = schema.dataSource().getConnection()) {
+            bulk.setAutoCommit(false);
+            one(bulk, "SELECT outbox_lock_for_bulk_write()");
+            assertEquals("20000", one(bulk, "WITH e AS (INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) "
+                    + "SELECT 't1', 'payments', 'k' || g, '{}' FROM generate_series(1, 20000) g RETURNING 1) SELECT count(*) FROM e"));
+            assertEquals("0", one(bulk, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"),
+                    "no key locks: 20,000 of them would fill a third of the default lock table");
+            assertTrue(tryExecutorLock(other, "t1/payments/k1"));
+
+            Future<String> plain = second.submit(() -> one(EVENT.formatted("k1")));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (one(other, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation' AND NOT granted "
+                    + "AND relation = 'outbox_events'::regclass").equals("0")) {
+                assertTrue(System.nanoTime() < deadline, "the plain INSERT never waited for the bulk write");
+                Thread.sleep(20);
+            }
+            assertFalse(plain.isDone());
+            bulk.commit();
+
+            assertEquals("20001", plain.get(30, TimeUnit.SECONDS), "drawn after the bulk write's ids");
+            assertEquals("f", one(bulk, "SELECT coalesce(current_setting('idempotency.outbox_bulk_write', true), '') = current_schema()"),
+                    "the bulk write's setting ends with its transaction");
+            bulk.commit();
+        } finally {
+            second.shutdownNow();
+        }
+    }
+
     /** The executor's lock call (ExecutorSql: pg_advisory_xact_lock(space, hashtext(ordering key))), tried. */
     private static boolean tryExecutorLock(Connection connection, String orderingKey) throws SQLException {
         try (var ps = connection.prepareStatement("SELECT pg_try_advisory_xact_lock(?, hashtext(?))")) {
