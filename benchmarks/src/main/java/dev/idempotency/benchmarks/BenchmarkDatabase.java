@@ -31,6 +31,7 @@ final class BenchmarkDatabase implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private boolean checkpointAllowed = true;
     private PreV4Schema preV4;
+    private PreV8Schema preV8;
 
     private BenchmarkDatabase(BenchmarkSettings settings, String schema, HikariDataSource admin) {
         this.settings = settings;
@@ -71,6 +72,17 @@ final class BenchmarkDatabase implements AutoCloseable {
         return preV4;
     }
 
+    /**
+     * The comparison schema of the outbox before V8's key-lock trigger ({@code <schema>_v6}, migrated up to
+     * V6 only), created on first use; emptied by {@link #reset()} and dropped by {@link #close()} with the run's schema.
+     */
+    synchronized PreV8Schema preV8() {
+        if (preV8 == null) {
+            preV8 = PreV8Schema.create(admin, schema + "_v6");
+        }
+        return preV8;
+    }
+
     /** A pool of exactly {@code size} connections, opened before it is handed out; the caller closes it. */
     HikariDataSource pool(String name, int size) {
         return newPool(settings, settings.jdbcUrl(), name, size);
@@ -105,6 +117,9 @@ final class BenchmarkDatabase implements AutoCloseable {
         synchronized (this) {
             if (preV4 != null) {
                 preV4.reset();
+            }
+            if (preV8 != null) {
+                preV8.reset();
             }
         }
         if (checkpointAllowed) {
@@ -182,6 +197,9 @@ final class BenchmarkDatabase implements AutoCloseable {
             synchronized (this) {
                 if (preV4 != null) {
                     preV4.drop();
+                }
+                if (preV8 != null) {
+                    preV8.drop();
                 }
             }
             adminJdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.DROP_SCHEMA, schema)));
