@@ -30,8 +30,8 @@ final class BenchmarkDatabase implements AutoCloseable {
     private final Jdbi adminJdbi;
     private final AtomicBoolean closed = new AtomicBoolean();
     private boolean checkpointAllowed = true;
-    private PreV4Schema preV4;
-    private PreV8Schema preV8;
+    private EarlierSchema preV4;
+    private EarlierSchema preV8;
 
     private BenchmarkDatabase(BenchmarkSettings settings, String schema, HikariDataSource admin) {
         this.settings = settings;
@@ -65,7 +65,7 @@ final class BenchmarkDatabase implements AutoCloseable {
      * The comparison schema of the pre-V4 design ({@code <schema>_v3}, migrated up to V3 only), created
      * on first use; emptied by {@link #reset()} and dropped by {@link #close()} with the run's schema.
      */
-    synchronized PreV4Schema preV4() {
+    synchronized EarlierSchema preV4() {
         if (preV4 == null) {
             preV4 = PreV4Schema.create(admin, schema + "_v3");
         }
@@ -76,9 +76,9 @@ final class BenchmarkDatabase implements AutoCloseable {
      * The comparison schema of the outbox before V8's key-lock trigger ({@code <schema>_v6}, migrated up to
      * V6 only), created on first use; emptied by {@link #reset()} and dropped by {@link #close()} with the run's schema.
      */
-    synchronized PreV8Schema preV8() {
+    synchronized EarlierSchema preV8() {
         if (preV8 == null) {
-            preV8 = PreV8Schema.create(admin, schema + "_v6");
+            preV8 = EarlierSchema.create(admin, schema + "_v6", KeyLockTrigger.PRE_V8_VERSION, BenchmarkSql.TRUNCATE_TABLES);
         }
         return preV8;
     }

@@ -8,10 +8,13 @@ import java.util.List;
  * on every INSERT (a BEFORE INSERT trigger that locks the key and then draws the id), so that writers
  * other than the executor keep per-key order too; the executor still takes the same lock itself first,
  * and the trigger takes it again at once. At each caller count, in the same rounds: the executor on the
- * run's schema (every migration) and on a schema at V6 ({@link PreV8Schema}: no trigger, the id from
- * the column's default), and pgbench's executor.sql on each (the SQL's own share). Reported only.
+ * run's schema (every migration) and on a schema at V6 ({@link BenchmarkDatabase#preV8()}: no trigger,
+ * the id from the column's default), and pgbench's executor.sql on each (the SQL's own share).
+ * Reported only.
  */
 final class KeyLockTrigger implements Section {
+    /** The last migration before the outbox's key-lock trigger (V8). */
+    static final String PRE_V8_VERSION = "6";
     static final String PRE_V8_EXECUTOR_CELL = "executor.run, outbox without V8's key-lock trigger (V6)";
     static final String PGBENCH_CELL_SCRIPT = "executor.sql";
     static final String PRE_V8_PGBENCH_CELL = "pgbench executor.sql, outbox without V8's key-lock trigger (V6)";
@@ -35,7 +38,7 @@ final class KeyLockTrigger implements Section {
     /** The executor and executor.sql on the run's schema, then both on the V6 schema. */
     @Override
     public List<BenchmarkRun.Cell> cells(BenchmarkRun run, int callers) {
-        PreV8Schema preV8 = run.database().preV8();
+        EarlierSchema preV8 = run.database().preV8();
         return List.of(PaymentCalls.executorCell(run, callers),
                 PaymentCalls.pgbenchCell(run, PGBENCH_CELL_SCRIPT, callers),
                 PaymentCalls.executorCellOn(run, callers, PRE_V8_EXECUTOR_CELL, "executor-v6", preV8.schema(),

@@ -109,18 +109,8 @@ class OutboxTest {
                     .bind("space", ExecutorSql.OUTBOX_LOCK_SPACE).bind("orderingKey", "t1/orders/" + partitionKey)
                     .mapTo(String.class).one();
 
-            String idsDrawn = lastOutboxId();
-            Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
-                for (int n = 1; n <= events; n++) {
-                    tx.outbox().publish("orders", partitionKey, Map.of("n", n));
-                }
-                return "ok";
-            }));
-            awaitAdvisoryLockWait();
-            assertFalse(call.isDone());
+            Future<Outcome<String>> call = callWaitingForTheKeyLock(caller, executor, key, partitionKey, events);
             assertEquals(0, db.outboxEvents("t1", partitionKey));
-            // Ids are drawn after the lock (the sequence has CACHE 1, so each nextval moves it), else they could commit out of order.
-            assertEquals(idsDrawn, lastOutboxId(), "the waiting writer drew an outbox id before it held the ordering key's lock");
 
             otherWriter.commit();
             assertEquals("ok", call.get(30, TimeUnit.SECONDS).result());
@@ -148,16 +138,7 @@ class OutboxTest {
                             + "VALUES ('t1', 'orders', :partitionKey, '{}') RETURNING id")
                     .bind("partitionKey", partitionKey).mapTo(Long.class).one();
 
-            String idsDrawn = lastOutboxId();
-            Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
-                for (int n = 1; n <= events; n++) {
-                    tx.outbox().publish("orders", partitionKey, Map.of("n", n));
-                }
-                return "ok";
-            }));
-            awaitAdvisoryLockWait();
-            assertFalse(call.isDone());
-            assertEquals(idsDrawn, lastOutboxId(), "the executor drew an outbox id before it held the ordering key's lock");
+            Future<Outcome<String>> call = callWaitingForTheKeyLock(caller, executor, key, partitionKey, events);
 
             otherWriter.commit();
             assertEquals("ok", call.get(30, TimeUnit.SECONDS).result());
@@ -167,6 +148,27 @@ class OutboxTest {
         } finally {
             caller.shutdownNow();
         }
+    }
+
+    /**
+     * Starts a call on {@code caller} that publishes {@code events} events of {@code partitionKey}, and returns
+     * once it waits for the key's lock, having drawn no outbox id.
+     */
+    private static Future<Outcome<String>> callWaitingForTheKeyLock(ExecutorService caller, PostgresIdempotentExecutor executor,
+                                                                   String key, String partitionKey, int events)
+            throws InterruptedException {
+        String idsDrawn = lastOutboxId();
+        Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
+            for (int n = 1; n <= events; n++) {
+                tx.outbox().publish("orders", partitionKey, Map.of("n", n));
+            }
+            return "ok";
+        }));
+        awaitAdvisoryLockWait();
+        assertFalse(call.isDone());
+        // Ids are drawn after the lock (the sequence has CACHE 1, so each nextval moves it), else they could commit out of order.
+        assertEquals(idsDrawn, lastOutboxId(), "the waiting writer drew an outbox id before it held the ordering key's lock");
+        return call;
     }
 
     /** The outbox id sequence's position, which moves with every id drawn. */

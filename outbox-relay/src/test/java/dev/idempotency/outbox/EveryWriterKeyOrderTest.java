@@ -130,39 +130,33 @@ class EveryWriterKeyOrderTest {
 
     /** BEGIN; INSERT the event; a business row and a short pause; COMMIT. */
     private static void plainSql(HikariDataSource pool, int thread, Set<String> committed) {
-        try (Connection c = pool.getConnection();
-             PreparedStatement event = c.prepareStatement("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
-                     + " VALUES (?, ?, ?, jsonb_build_object('tag', ?::text))");
-             PreparedStatement work = c.prepareStatement("INSERT INTO business_rows (tag) SELECT ? FROM pg_sleep(?)")) {
-            c.setAutoCommit(false);
-            for (int n = 0; n < TRANSACTIONS_PER_THREAD; n++) {
-                Written written = new Written("sql", thread, n);
-                event.setString(1, TENANT);
-                event.setString(2, TOPIC);
-                event.setString(3, key());
-                event.setString(4, written.tag());
-                event.executeUpdate();
-                businessWork(work, written);
-                c.commit();
-                committed.add(written.tag());
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        transactions(pool, "sql", thread, committed, "INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                + " VALUES ('" + TENANT + "', '" + TOPIC + "', ?, jsonb_build_object('tag', ?::text))");
     }
 
-    /** BEGIN; INSERT a shipment, whose AFTER INSERT trigger writes the event; a short pause; COMMIT. */
+    /** BEGIN; INSERT a shipment, whose AFTER INSERT trigger writes the event; a business row and a short pause; COMMIT. */
     private static void applicationTrigger(HikariDataSource pool, int thread, Set<String> committed) {
+        transactions(pool, "trigger", thread, committed, "INSERT INTO shipments (partition_key, tag) VALUES (?, ?)");
+    }
+
+    /**
+     * The transactions of one thread of a plain JDBC writer: {@code write} (its parameters the partition key
+     * and the event's tag) writes the event, then the business work, then COMMIT.
+     */
+    private static void transactions(HikariDataSource pool, String writer, int thread, Set<String> committed, String write) {
         try (Connection c = pool.getConnection();
-             PreparedStatement shipment = c.prepareStatement("INSERT INTO shipments (partition_key, tag) VALUES (?, ?)");
+             PreparedStatement event = c.prepareStatement(write);
              PreparedStatement work = c.prepareStatement("INSERT INTO business_rows (tag) SELECT ? FROM pg_sleep(?)")) {
             c.setAutoCommit(false);
             for (int n = 0; n < TRANSACTIONS_PER_THREAD; n++) {
-                Written written = new Written("trigger", thread, n);
-                shipment.setString(1, key());
-                shipment.setString(2, written.tag());
-                shipment.executeUpdate();
-                businessWork(work, written);
+                Written written = new Written(writer, thread, n);
+                event.setString(1, key());
+                event.setString(2, written.tag());
+                event.executeUpdate();
+                // The work an application does between writing its event and committing: a row, and up to 2 ms.
+                work.setString(1, written.tag());
+                work.setDouble(2, ThreadLocalRandom.current().nextDouble(0.002));
+                work.executeUpdate();
                 c.commit();
                 committed.add(written.tag());
             }
@@ -195,13 +189,6 @@ class EveryWriterKeyOrderTest {
 
     private static String key() {
         return KEYS.get(ThreadLocalRandom.current().nextInt(KEYS.size()));
-    }
-
-    /** The work an application does between writing its event and committing: a row, and up to 2 ms. */
-    private static void businessWork(PreparedStatement work, Written written) throws SQLException {
-        work.setString(1, written.tag());
-        work.setDouble(2, ThreadLocalRandom.current().nextDouble(0.002));
-        work.executeUpdate();
     }
 
     /** Events published after an event of their key with a higher id (first publications). */

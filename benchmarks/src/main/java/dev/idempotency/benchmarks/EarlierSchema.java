@@ -6,32 +6,34 @@ import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The outbox before migration V8, for section 12's comparison: a second schema, {@code <run's schema>_v6},
- * migrated only up to V6, so that only the executor's writes take the ordering key's lock (no trigger,
- * ids from the column's default), with its own payments table. Created on first use by
- * {@link BenchmarkDatabase#preV8()}, emptied with the run's schema and dropped with it.
+ * A comparison schema of the run: a second schema migrated only up to an earlier version, with its own
+ * payments table, for rows that measure a design beside the one before it ({@link PreV4Schema}; the
+ * outbox before V8's key-lock trigger, {@link BenchmarkDatabase#preV8()}). Emptied with the run's schema
+ * before each cell and dropped with it.
  */
-final class PreV8Schema {
-    /** The last migration before the outbox's key-lock trigger (V8). */
-    static final String LAST_VERSION = "6";
-
+final class EarlierSchema {
     private final String schema;
     private final Jdbi admin;
+    private final String truncateTables;
     private final IdempotencyConfig executorConfig;
 
-    private PreV8Schema(String schema, Jdbi admin) {
+    private EarlierSchema(String schema, Jdbi admin, String truncateTables) {
         this.schema = schema;
         this.admin = admin;
+        this.truncateTables = truncateTables;
         this.executorConfig = IdempotencyConfig.builder().schema(schema).build();
     }
 
-    /** Creates {@code schema}, applies the migrations up to V6 only and creates the payments table. */
-    static PreV8Schema create(DataSource admin, String schema) {
+    /**
+     * Creates {@code schema}, applies the migrations up to {@code lastVersion} only and creates the
+     * payments table; {@code truncateTables} (with {@code <schema>}) empties it.
+     */
+    static EarlierSchema create(DataSource admin, String schema, String lastVersion, String truncateTables) {
         Jdbi jdbi = Jdbi.create(admin);
         jdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.CREATE_SCHEMA, schema)));
-        IdempotencyMigrations.migrate(admin, schema, LAST_VERSION);
+        IdempotencyMigrations.migrate(admin, schema, lastVersion);
         jdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkDatabase.resource("pgbench/schema.sql"), schema)));
-        return new PreV8Schema(schema, jdbi);
+        return new EarlierSchema(schema, jdbi, truncateTables);
     }
 
     String schema() {
@@ -45,7 +47,7 @@ final class PreV8Schema {
 
     /** Empties its tables (a cell's start; the run's {@link BenchmarkDatabase#reset()} checkpoints). */
     void reset() {
-        admin.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.TRUNCATE_TABLES, schema)));
+        admin.useHandle(h -> h.execute(BenchmarkSql.render(truncateTables, schema)));
     }
 
     void drop() {
