@@ -10,7 +10,8 @@ import java.util.List;
  * and the trigger takes it again at once. At each caller count, in the same rounds: the executor on the
  * run's schema (every migration) and on a schema at V6 ({@link BenchmarkDatabase#preV8()}: no trigger,
  * the id from the column's default), and pgbench's executor.sql on each (the SQL's own share).
- * Reported only.
+ * Reported only. Cells measured one after another on a busy machine can differ by more than the
+ * trigger costs: {@link ExecutorPair} measures the two executors in the same moments instead.
  */
 final class KeyLockTrigger implements Section {
     /** The last migration before the outbox's key-lock trigger (V8). */
