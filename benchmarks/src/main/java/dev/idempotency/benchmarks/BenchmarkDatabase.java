@@ -30,7 +30,8 @@ final class BenchmarkDatabase implements AutoCloseable {
     private final Jdbi adminJdbi;
     private final AtomicBoolean closed = new AtomicBoolean();
     private boolean checkpointAllowed = true;
-    private PreV4Schema preV4;
+    private EarlierSchema preV4;
+    private EarlierSchema preV8;
 
     private BenchmarkDatabase(BenchmarkSettings settings, String schema, HikariDataSource admin) {
         this.settings = settings;
@@ -64,11 +65,22 @@ final class BenchmarkDatabase implements AutoCloseable {
      * The comparison schema of the pre-V4 design ({@code <schema>_v3}, migrated up to V3 only), created
      * on first use; emptied by {@link #reset()} and dropped by {@link #close()} with the run's schema.
      */
-    synchronized PreV4Schema preV4() {
+    synchronized EarlierSchema preV4() {
         if (preV4 == null) {
             preV4 = PreV4Schema.create(admin, schema + "_v3");
         }
         return preV4;
+    }
+
+    /**
+     * The comparison schema of the outbox before V8's key-lock trigger ({@code <schema>_v6}, migrated up to
+     * V6 only), created on first use; emptied by {@link #reset()} and dropped by {@link #close()} with the run's schema.
+     */
+    synchronized EarlierSchema preV8() {
+        if (preV8 == null) {
+            preV8 = EarlierSchema.create(admin, schema + "_v6", KeyLockTrigger.PRE_V8_VERSION, BenchmarkSql.TRUNCATE_TABLES);
+        }
+        return preV8;
     }
 
     /** A pool of exactly {@code size} connections, opened before it is handed out; the caller closes it. */
@@ -105,6 +117,9 @@ final class BenchmarkDatabase implements AutoCloseable {
         synchronized (this) {
             if (preV4 != null) {
                 preV4.reset();
+            }
+            if (preV8 != null) {
+                preV8.reset();
             }
         }
         if (checkpointAllowed) {
@@ -182,6 +197,9 @@ final class BenchmarkDatabase implements AutoCloseable {
             synchronized (this) {
                 if (preV4 != null) {
                     preV4.drop();
+                }
+                if (preV8 != null) {
+                    preV8.drop();
                 }
             }
             adminJdbi.useHandle(h -> h.execute(BenchmarkSql.render(BenchmarkSql.DROP_SCHEMA, schema)));

@@ -1,6 +1,7 @@
 package dev.idempotency.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
@@ -142,6 +143,16 @@ final class PaymentCalls {
                 PaymentCalls::executorCall);
     }
 
+    /**
+     * The executor's cell on another schema of the run (a comparison schema with earlier migrations, say)
+     * holding the library's tables and a payments table, with the library's defaults on it.
+     */
+    static BenchmarkRun.Cell executorCellOn(BenchmarkRun run, int callers, String name, String poolName,
+                                            String schema, IdempotencyConfig config) {
+        return executorCell(run, callers, name, poolName, run.database()::pool, PostgresIdempotentExecutor::builder,
+                schema, config, BenchmarkSql.INSERT_PAYMENT, PaymentCalls::executorCall);
+    }
+
     /** The executor's cell on connections to {@code jdbcUrl} (the same database through a pooler, say). */
     static BenchmarkRun.Cell executorCellAt(BenchmarkRun run, int callers, String name, String poolName, String jdbcUrl) {
         return executorCell(run, callers, name, poolName, (cellName, size) -> run.database().pool(jdbcUrl, cellName, size),
@@ -163,10 +174,18 @@ final class PaymentCalls {
     private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName, PoolOpener pools,
                                                   Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder,
                                                   String insertPaymentTemplate, ExecutorCall call) {
+        return executorCell(run, callers, name, poolName, pools, builder, run.database().schema(), run.executorConfig(),
+                insertPaymentTemplate, call);
+    }
+
+    private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName, PoolOpener pools,
+                                                  Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder,
+                                                  String schema, IdempotencyConfig config,
+                                                  String insertPaymentTemplate, ExecutorCall call) {
         return new BenchmarkRun.Cell(name, callers, () -> {
             try (HikariDataSource pool = pools.open(poolName + "-" + callers, callers)) {
-                PostgresIdempotentExecutor executor = builder.apply(pool).config(run.executorConfig()).build();
-                String insertPayment = BenchmarkSql.render(insertPaymentTemplate, run.database().schema());
+                PostgresIdempotentExecutor executor = builder.apply(pool).config(config).build();
+                String insertPayment = BenchmarkSql.render(insertPaymentTemplate, schema);
                 return ClosedLoopLoad.run(poolName, callers, run.settings().callerThreads(), run.warmup(name),
                         run.settings().window(), () -> call.call(executor, insertPayment, freshKey()));
             }

@@ -62,6 +62,15 @@ final class Pgbench {
         return new Pgbench(executable, environment, schema, workDirectory);
     }
 
+    /**
+     * The same pgbench on another schema (a comparison schema of the run, say); it writes in this one's
+     * directory, which {@link #deleteFiles()} of this one removes. Cells run one at a time, so a script
+     * of the same name written for either schema is written again before each run.
+     */
+    Pgbench onSchema(String schema) {
+        return new Pgbench(executable, environment, schema, workDirectory);
+    }
+
     /** The version pgbench reports, or why it cannot be run. */
     String version() {
         try {

@@ -6,6 +6,13 @@ package dev.idempotency.benchmarks;
  */
 final class RelayBenchSql {
     /**
+     * Before a fill on the V8 outbox, in the fill's transaction: one transaction writing events of
+     * thousands of keys locks the whole outbox instead of each key (a lock table entry per key would
+     * fill PostgreSQL's shared lock table).
+     */
+    static final String LOCK_FOR_BULK_WRITE = "SELECT <schema>.outbox_lock_for_bulk_write()";
+
+    /**
      * A backlog of :events pending events in one statement, spread round-robin over :keys partition keys.
      * Fits both outbox shapes: from V4 the generation and txid defaults fill themselves (one transaction,
      * so one txid for the whole backlog); up to V3 the status defaults to pending.

@@ -202,7 +202,7 @@ final class RelayCost implements Section {
         String cell = PRE_V4 + (withRelay ? WITH_RELAY_CELL : PaymentCalls.EXECUTOR_CELL + ", no relay");
         RelayFacts relayFacts = RelayFacts.of(run, cell);
         return new BenchmarkRun.Cell(cell, WRITERS, () -> {
-            PreV4Schema preV4 = run.database().preV4();
+            EarlierSchema preV4 = run.database().preV4();
             AtomicLong published = new AtomicLong();
             try (HikariDataSource executorPool = run.database().pool("prev4-executor", WRITERS);
                  HikariDataSource monitorPool = withRelay ? run.database().pool("prev4-cpu", 1) : null) {

@@ -35,8 +35,11 @@ final class RelayDrain {
             Jdbi jdbi = Jdbi.create(pool);
             jdbi.useHandle(h -> {
                 h.execute(BenchmarkSql.render(RelayBenchSql.TRUNCATE_RELAY_TABLES, schema));
-                h.createUpdate(BenchmarkSql.render(RelayBenchSql.FILL_OUTBOX, schema))
-                        .bind("events", events).bind("keys", run.settings().relay().partitionKeys()).execute();
+                h.useTransaction(tx -> {
+                    tx.execute(BenchmarkSql.render(RelayBenchSql.LOCK_FOR_BULK_WRITE, schema));
+                    tx.createUpdate(BenchmarkSql.render(RelayBenchSql.FILL_OUTBOX, schema))
+                            .bind("events", events).bind("keys", run.settings().relay().partitionKeys()).execute();
+                });
                 h.execute(BenchmarkSql.render(RelayBenchSql.VACUUM_OUTBOX, schema));
             });
         }

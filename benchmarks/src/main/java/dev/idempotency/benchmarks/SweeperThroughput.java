@@ -162,8 +162,11 @@ final class SweeperThroughput implements Section {
             int before = jdbi.withHandle(h -> ((Number) h.createQuery(BenchmarkSql.render(BenchmarkSql.GENERATION_STATE, schema))
                     .mapToMap().one().get("generation")).intValue());
             jdbi.useHandle(h -> {
-                h.createUpdate(BenchmarkSql.render(BenchmarkSql.FILL_GENERATIONS, schema))
-                        .bind("rows", rows).bind("liveRows", liveRows).execute();
+                h.useTransaction(tx -> {
+                    tx.execute(BenchmarkSql.render(RelayBenchSql.LOCK_FOR_BULK_WRITE, schema));
+                    tx.createUpdate(BenchmarkSql.render(BenchmarkSql.FILL_GENERATIONS, schema))
+                            .bind("rows", rows).bind("liveRows", liveRows).execute();
+                });
                 h.createUpdate(BenchmarkSql.render(BenchmarkSql.CONSUME_EVERYTHING, schema))
                         .bind("partitions", run.settings().relay().partitions()).execute();
                 h.execute(BenchmarkSql.render(BenchmarkSql.ROTATION_DUE, schema));

@@ -107,6 +107,24 @@ class BenchmarkProgramTest {
     }
 
     @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void keyLockSectionMeasuresTheExecutorAndExecutorSqlWithAndWithoutTheTrigger() {
+        ProgramRun run = ProgramRun.of("--sections=keylock", "--seconds=1", "--warmup=0", "--jit-warmup=0", "--jit-quiet-within=0",
+                "--callers=1");
+
+        assertEquals(0, run.exitCode(), run.output());
+        assertFalse(run.output().contains("FAILED"), run.output());
+        assertFalse(run.output().contains("ERRORS"), run.output());
+        List<String> rows = run.rows("12 outbox key-lock trigger (V8)");
+        assertEquals(4, rows.size(), run.output());
+        assertTrue(rows.get(0).contains("executor.run: payment"), rows.get(0));
+        assertTrue(rows.get(1).matches(".*without V8's key-lock trigger.*with trigger/without: ops \\d+\\.\\d\\d, p50 \\d+\\.\\d\\d.*"),
+                rows.get(1));
+        assertTrue(rows.get(3).matches(".*pgbench executor.sql, outbox without.*with trigger/without: ops \\d+\\.\\d\\d.*"),
+                rows.get(3));
+    }
+
+    @Test
     void invalidOptionsAreRefusedWithUsageExitCodeNamingTheSetting() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();

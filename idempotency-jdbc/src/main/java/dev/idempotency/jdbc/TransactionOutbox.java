@@ -24,6 +24,7 @@ final class TransactionOutbox implements OutboxWriter {
     private boolean open = true;
 
     private record Event(String topic, String partitionKey, String payloadJson, String headersJson) {
+        /** The text whose hash is the key's lock: V8's trigger and the ordering_hash column join it the same way. */
         String orderingKey(String tenant) {
             return tenant + "/" + topic + "/" + partitionKey;
         }

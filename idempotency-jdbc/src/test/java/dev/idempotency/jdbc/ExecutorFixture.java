@@ -103,7 +103,9 @@ final class ExecutorFixture implements BeforeAllCallback, AfterAllCallback, Befo
 
     /** Inserts {@code count} events into generation table {@code generation}, one key each, as a writer that read that generation. */
     void insertEvents(int generation, int count) {
-        schema.execute("INSERT INTO outbox_events (generation, tenant_id, topic, partition_key, payload) SELECT " + generation
+        // One transaction (one simple query) writing events of many keys: it locks the outbox instead of each key (V8).
+        schema.execute("SELECT outbox_lock_for_bulk_write(); "
+                + "INSERT INTO outbox_events (generation, tenant_id, topic, partition_key, payload) SELECT " + generation
                 + ", 't1', 'payments', 'p' || g, '{}' FROM generate_series(1, " + count + ") g");
     }
 

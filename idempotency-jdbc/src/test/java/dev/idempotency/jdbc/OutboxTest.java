@@ -109,18 +109,8 @@ class OutboxTest {
                     .bind("space", ExecutorSql.OUTBOX_LOCK_SPACE).bind("orderingKey", "t1/orders/" + partitionKey)
                     .mapTo(String.class).one();
 
-            String idsDrawn = lastOutboxId();
-            Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
-                for (int n = 1; n <= events; n++) {
-                    tx.outbox().publish("orders", partitionKey, Map.of("n", n));
-                }
-                return "ok";
-            }));
-            awaitAdvisoryLockWait();
-            assertFalse(call.isDone());
+            Future<Outcome<String>> call = callWaitingForTheKeyLock(caller, executor, key, partitionKey, events);
             assertEquals(0, db.outboxEvents("t1", partitionKey));
-            // Ids are drawn after the lock (the sequence has CACHE 1, so each nextval moves it), else they could commit out of order.
-            assertEquals(idsDrawn, lastOutboxId(), "the waiting writer drew an outbox id before it held the ordering key's lock");
 
             otherWriter.commit();
             assertEquals("ok", call.get(30, TimeUnit.SECONDS).result());
@@ -128,6 +118,57 @@ class OutboxTest {
         } finally {
             caller.shutdownNow();
         }
+    }
+
+    /**
+     * A plain INSERT of the key (migration V8's trigger takes the key's lock) holds the executor back the same
+     * way: the trigger's lock is the executor's, the ordering key joined in Java hashing as the one joined in SQL.
+     */
+    @ParameterizedTest(name = "{0} event(s)")
+    @ValueSource(ints = {1, 2})
+    void aPlainInsertOfTheSameOrderingKeyHoldsTheExecutorBackUntilItCommits(int events) throws Exception {
+        PostgresIdempotentExecutor executor = db.executor();
+        String key = newKey();
+        // Characters around the joints of the ordering key text: it must be joined the same on both sides.
+        String partitionKey = "order/" + key + " \u00e9";
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (Handle otherWriter = db.jdbi.open()) {
+            otherWriter.begin();
+            long plainId = otherWriter.createQuery("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) "
+                            + "VALUES ('t1', 'orders', :partitionKey, '{}') RETURNING id")
+                    .bind("partitionKey", partitionKey).mapTo(Long.class).one();
+
+            Future<Outcome<String>> call = callWaitingForTheKeyLock(caller, executor, key, partitionKey, events);
+
+            otherWriter.commit();
+            assertEquals("ok", call.get(30, TimeUnit.SECONDS).result());
+            List<Map<String, Object>> rows = db.outboxRows("t1", partitionKey);
+            assertEquals(events + 1, rows.size());
+            assertEquals(plainId, rows.get(0).get("id"), "the plain INSERT committed first and has the key's lowest id");
+        } finally {
+            caller.shutdownNow();
+        }
+    }
+
+    /**
+     * Starts a call on {@code caller} that publishes {@code events} events of {@code partitionKey}, and returns
+     * once it waits for the key's lock, having drawn no outbox id.
+     */
+    private static Future<Outcome<String>> callWaitingForTheKeyLock(ExecutorService caller, PostgresIdempotentExecutor executor,
+                                                                   String key, String partitionKey, int events)
+            throws InterruptedException {
+        String idsDrawn = lastOutboxId();
+        Future<Outcome<String>> call = caller.submit(() -> executor.run(key, "t1", tx -> {
+            for (int n = 1; n <= events; n++) {
+                tx.outbox().publish("orders", partitionKey, Map.of("n", n));
+            }
+            return "ok";
+        }));
+        awaitAdvisoryLockWait();
+        assertFalse(call.isDone());
+        // Ids are drawn after the lock (the sequence has CACHE 1, so each nextval moves it), else they could commit out of order.
+        assertEquals(idsDrawn, lastOutboxId(), "the waiting writer drew an outbox id before it held the ordering key's lock");
+        return call;
     }
 
     /** The outbox id sequence's position, which moves with every id drawn. */

@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each virtual partition's position is (consumed snapshot lo; while a batch is under way, its
  * snapshot hi and a cursor). A batch is the events visible in hi and not in lo, read in id order:
- * writers of one ordering key draw ids under an advisory lock held to commit, so per key id order is
- * commit order, and a snapshot that shows a key's later event shows its earlier ones. So no page
+ * every writer of one ordering key draws its id under an advisory lock held to commit (migration V8's
+ * trigger takes it for any INSERT, the executor's among them), so per key id order is commit order,
+ * and a snapshot that shows a key's later event shows its earlier ones. So no page
  * skips an event nor reorders a key, within a batch and across batches; an event of a transaction
  * still in progress at hi is in a later batch. Partitions whose batch is under way at the same hi and
  * cursor are read together (such groups in turn), as are all partitions that start a new batch (they

@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * is under way that batch's snapshot and an id cursor. A batch is every event whose transaction is
  * visible in a new snapshot and was not in the consumed one (found by the {@code txid} index), read
  * in id order in pages of {@link OutboxRelayConfig#batchSize()}, cut so that no key has more than
- * {@link OutboxRelayConfig#maxEventsPerKey()} events in a page. Writers of one ordering key draw ids
+ * {@link OutboxRelayConfig#maxEventsPerKey()} events in a page. Every writer of one ordering key (the
+ * executor, plain SQL, a trigger: migration V8's trigger takes the lock for any INSERT) draws its id
  * under an advisory lock held to commit, so per key id order is commit order and a key's events
  * never become visible out of order; a transaction still open when the batch's snapshot is taken
  * (however long it runs) is in a later batch. A page is published in waves of at most one event per

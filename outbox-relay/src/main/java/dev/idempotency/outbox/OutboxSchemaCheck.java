@@ -5,10 +5,11 @@ import org.jdbi.v3.core.Jdbi;
 /**
  * Checks, before a relay starts, that the outbox has what its promises rest on: the
  * {@code message_id} column of migration V3, the insert-only outbox of migration V4 ({@code txid}
- * column, {@code outbox_retries} table), the server token of migration V7, and an id sequence with CACHE 1. Writers of one
- * ordering key draw their ids under an advisory lock held to commit, so ids follow commit order
- * only while no session pre-allocates a block of ids; with CACHE 20 one key's commits got ids 4,
- * 24, 5, and the relay would have published them out of order.
+ * column, {@code outbox_retries} table), the server token of migration V7, and an id sequence with
+ * CACHE 1. Every writer of one ordering key draws its id under an advisory lock held to commit (the
+ * executor takes it, and since migration V8 the outbox's trigger takes it for any INSERT), so ids
+ * follow commit order only while no session pre-allocates a block of ids; with CACHE 20 one key's
+ * commits got ids 4, 24, 5, and the relay would have published them out of order.
  */
 final class OutboxSchemaCheck {
     private final Jdbi jdbi;
