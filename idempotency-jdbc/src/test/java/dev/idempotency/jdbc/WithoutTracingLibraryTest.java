@@ -1,0 +1,127 @@
+package dev.idempotency.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.consumer.Delivery;
+import dev.idempotency.core.consumer.IdempotentConsumer;
+import dev.idempotency.testing.TestDatabase;
+import java.io.File;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * An application without OpenTelemetry on its classpath: the executor, its outbox and the consumer run
+ * with the default tracing ({@code Tracing.auto()}) in a class loader that holds the test classpath less
+ * every OpenTelemetry jar. Nothing is stored with the event, nothing fails, and the only OpenTelemetry
+ * class the library ever asks for is the one name it checks for presence, once.
+ */
+@Timeout(60)
+class WithoutTracingLibraryTest {
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(2);
+
+    @Test
+    void withoutTheApiNothingIsStoredNothingFailsAndNoTracingClassIsLoaded() throws Exception {
+        try (HidingClassLoader loader = new HidingClassLoader("io.opentelemetry")) {
+            @SuppressWarnings("unchecked")
+            Function<String[], String> scenario = (Function<String[], String>) loader
+                    .loadClass(Scenario.class.getName()).getDeclaredConstructor().newInstance();
+            TestDatabase database = TestDatabase.get();
+
+            String outcome = scenario.apply(new String[] {database.url(), database.user(), database.password(),
+                    db.schema.name()});
+
+            assertEquals("first_run replay APPLIED traceparent=null tracestate=null", outcome);
+            assertEquals(List.of("io.opentelemetry.api.trace.Span"), loader.hiddenRequests(),
+                    "only the presence check asks for an OpenTelemetry class, once");
+        }
+    }
+
+    /** Runs inside the hiding class loader: every class it touches comes from there. */
+    public static final class Scenario implements Function<String[], String> {
+        @Override
+        public String apply(String[] args) {
+            PGSimpleDataSource dataSource = new PGSimpleDataSource();
+            dataSource.setUrl(args[0]);
+            if (args[1] != null) {
+                dataSource.setUser(args[1]);
+            }
+            if (args[2] != null) {
+                dataSource.setPassword(args[2]);
+            }
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(dataSource)
+                    .config(IdempotencyConfig.builder().schema(args[3]).build()).build();
+            String key = ExecutorFixture.newKey();
+            boolean first = !executor.run(key, "t1", tx -> {
+                tx.outbox().publish("payments", key, Map.of("cents", 100));
+                return "ok";
+            }).replayed();
+            boolean replay = executor.run(key, "t1", tx -> "not again").replayed();
+            Delivery delivery = IdempotentConsumer.builder(executor, "billing").build()
+                    .consume("m-" + key, "t1", Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")::get,
+                            tx -> { });
+            Map<String, Object> row = org.jdbi.v3.core.Jdbi.create(dataSource).withHandle(h -> h.createQuery(
+                    "SELECT traceparent, tracestate FROM " + args[3] + ".outbox_events WHERE partition_key = :key")
+                    .bind("key", key).mapToMap().one());
+            return (first ? "first_run" : "?") + " " + (replay ? "replay" : "?") + " " + delivery.outcome()
+                    + " traceparent=" + row.get("traceparent") + " tracestate=" + row.get("tracestate");
+        }
+    }
+
+    /**
+     * The test classpath less the jars whose classes start with a prefix, on the platform class loader; records
+     * every request for such a class (each fails, as it would in an application without them).
+     */
+    static final class HidingClassLoader extends URLClassLoader {
+        private final String hiddenPrefix;
+        private final List<String> hiddenRequests = new ArrayList<>();
+
+        HidingClassLoader(String hiddenPrefix) {
+            super(classpathWithout(hiddenPrefix.replace('.', '/')), ClassLoader.getPlatformClassLoader());
+            this.hiddenPrefix = hiddenPrefix + ".";
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (name.startsWith(hiddenPrefix)) {
+                synchronized (hiddenRequests) {
+                    hiddenRequests.add(name);
+                }
+                throw new ClassNotFoundException(name + " is hidden from this test");
+            }
+            return super.loadClass(name, resolve);
+        }
+
+        List<String> hiddenRequests() {
+            synchronized (hiddenRequests) {
+                return List.copyOf(hiddenRequests);
+            }
+        }
+
+        private static URL[] classpathWithout(String hiddenPath) {
+            // Surefire runs the tests from a manifest-only jar; it names the real classpath here.
+            String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+            return Arrays.stream(classpath.split(File.pathSeparator))
+                    .filter(entry -> !entry.contains(File.separator + hiddenPath.replace('/', File.separatorChar) + File.separator))
+                    .map(entry -> {
+                        try {
+                            return new File(entry).toURI().toURL();
+                        } catch (MalformedURLException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    })
+                    .toArray(URL[]::new);
+        }
+    }
+}
