@@ -37,7 +37,7 @@ class ExecutorAcrossV6MigrationTest {
             decline(executor, "declined-before-" + i);
         }
 
-        assertEquals(1, IdempotencyMigrations.migrate(schema.dataSource(), schema.name()).migrationsExecuted, "V6");
+        assertEquals(1, IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "6").migrationsExecuted, "V6");
 
         for (int i = 0; i < CALLS; i++) {
             assertEquals(Outcome.replay("before-" + i), charge(executor, "before-" + i));
