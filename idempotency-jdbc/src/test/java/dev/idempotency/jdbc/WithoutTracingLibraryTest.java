@@ -5,13 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.consumer.Delivery;
 import dev.idempotency.core.consumer.IdempotentConsumer;
+import dev.idempotency.testing.HidingClassLoader;
 import dev.idempotency.testing.TestDatabase;
-import java.io.File;
-import java.net.MalformedURLException;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -76,52 +71,6 @@ class WithoutTracingLibraryTest {
                     .bind("key", key).mapToMap().one());
             return (first ? "first_run" : "?") + " " + (replay ? "replay" : "?") + " " + delivery.outcome()
                     + " traceparent=" + row.get("traceparent") + " tracestate=" + row.get("tracestate");
-        }
-    }
-
-    /**
-     * The test classpath less the jars whose classes start with a prefix, on the platform class loader; records
-     * every request for such a class (each fails, as it would in an application without them).
-     */
-    static final class HidingClassLoader extends URLClassLoader {
-        private final String hiddenPrefix;
-        private final List<String> hiddenRequests = new ArrayList<>();
-
-        HidingClassLoader(String hiddenPrefix) {
-            super(classpathWithout(hiddenPrefix.replace('.', '/')), ClassLoader.getPlatformClassLoader());
-            this.hiddenPrefix = hiddenPrefix + ".";
-        }
-
-        @Override
-        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            if (name.startsWith(hiddenPrefix)) {
-                synchronized (hiddenRequests) {
-                    hiddenRequests.add(name);
-                }
-                throw new ClassNotFoundException(name + " is hidden from this test");
-            }
-            return super.loadClass(name, resolve);
-        }
-
-        List<String> hiddenRequests() {
-            synchronized (hiddenRequests) {
-                return List.copyOf(hiddenRequests);
-            }
-        }
-
-        private static URL[] classpathWithout(String hiddenPath) {
-            // Surefire runs the tests from a manifest-only jar; it names the real classpath here.
-            String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-            return Arrays.stream(classpath.split(File.pathSeparator))
-                    .filter(entry -> !entry.contains(File.separator + hiddenPath.replace('/', File.separatorChar) + File.separator))
-                    .map(entry -> {
-                        try {
-                            return new File(entry).toURI().toURL();
-                        } catch (MalformedURLException e) {
-                            throw new IllegalStateException(e);
-                        }
-                    })
-                    .toArray(URL[]::new);
         }
     }
 }
