@@ -10,10 +10,10 @@ import dev.idempotency.testing.TestDatabase;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * An application without OpenTelemetry on its classpath: the executor, its outbox and the consumer run
@@ -28,33 +28,18 @@ class WithoutTracingLibraryTest {
 
     @Test
     void withoutTheApiNothingIsStoredNothingFailsAndNoTracingClassIsLoaded() throws Exception {
-        try (HidingClassLoader loader = new HidingClassLoader("io.opentelemetry")) {
-            @SuppressWarnings("unchecked")
-            Function<String[], String> scenario = (Function<String[], String>) loader
-                    .loadClass(Scenario.class.getName()).getDeclaredConstructor().newInstance();
-            TestDatabase database = TestDatabase.get();
+        HidingClassLoader.Run run = HidingClassLoader.run("io.opentelemetry", Scenario.class, db.schema.name());
 
-            String outcome = scenario.apply(new String[] {database.url(), database.user(), database.password(),
-                    db.schema.name()});
-
-            assertEquals("first_run replay APPLIED traceparent=null tracestate=null", outcome);
-            assertEquals(List.of("io.opentelemetry.api.trace.Span"), loader.hiddenRequests(),
-                    "only the presence check asks for an OpenTelemetry class, once");
-        }
+        assertEquals("first_run replay APPLIED traceparent=null tracestate=null", run.result());
+        assertEquals(List.of("io.opentelemetry.api.trace.Span"), run.hiddenRequests(),
+                "only the presence check asks for an OpenTelemetry class, once");
     }
 
     /** Runs inside the hiding class loader: every class it touches comes from there. */
     public static final class Scenario implements Function<String[], String> {
         @Override
         public String apply(String[] args) {
-            PGSimpleDataSource dataSource = new PGSimpleDataSource();
-            dataSource.setUrl(args[0]);
-            if (args[1] != null) {
-                dataSource.setUser(args[1]);
-            }
-            if (args[2] != null) {
-                dataSource.setPassword(args[2]);
-            }
+            DataSource dataSource = TestDatabase.at(args[0], args[1], args[2]).simpleDataSource();
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(dataSource)
                     .config(IdempotencyConfig.builder().schema(args[3]).build()).build();
             String key = ExecutorFixture.newKey();

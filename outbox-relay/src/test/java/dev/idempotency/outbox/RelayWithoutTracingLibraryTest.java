@@ -15,10 +15,10 @@ import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A writer and a relay without OpenTelemetry on the classpath, with the default tracing: in a class
@@ -33,33 +33,18 @@ class RelayWithoutTracingLibraryTest {
 
     @Test
     void withoutTheApiTheRelayPublishesWithoutTraceHeadersAndLoadsNoTracingClass() throws Exception {
-        try (HidingClassLoader loader = new HidingClassLoader("io.opentelemetry")) {
-            @SuppressWarnings("unchecked")
-            Function<String[], String> scenario = (Function<String[], String>) loader
-                    .loadClass(Scenario.class.getName()).getDeclaredConstructor().newInstance();
-            TestDatabase database = TestDatabase.get();
+        HidingClassLoader.Run run = HidingClassLoader.run("io.opentelemetry", Scenario.class, outbox.schema());
 
-            String published = scenario.apply(new String[] {database.url(), database.user(), database.password(),
-                    outbox.schema()});
-
-            assertEquals("published, trace headers {}", published);
-            assertEquals(List.of("io.opentelemetry.api.trace.Span"), loader.hiddenRequests(),
-                    "only the presence check asks for an OpenTelemetry class, once");
-        }
+        assertEquals("published, trace headers {}", run.result());
+        assertEquals(List.of("io.opentelemetry.api.trace.Span"), run.hiddenRequests(),
+                "only the presence check asks for an OpenTelemetry class, once");
     }
 
     /** Runs inside the hiding class loader: every class it touches comes from there. */
     public static final class Scenario implements Function<String[], String> {
         @Override
         public String apply(String[] args) {
-            PGSimpleDataSource dataSource = new PGSimpleDataSource();
-            dataSource.setUrl(args[0]);
-            if (args[1] != null) {
-                dataSource.setUser(args[1]);
-            }
-            if (args[2] != null) {
-                dataSource.setPassword(args[2]);
-            }
+            DataSource dataSource = TestDatabase.at(args[0], args[1], args[2]).simpleDataSource();
             PostgresIdempotentExecutor.builder(dataSource).config(IdempotencyConfig.builder().schema(args[3]).build()).build()
                     .run("payment-1", "acme", tx -> {
                         tx.outbox().publish("payments", "order-1", Map.of("cents", 100));

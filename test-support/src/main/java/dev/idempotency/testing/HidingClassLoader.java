@@ -7,6 +7,7 @@ import java.net.URLClassLoader;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * The test classpath less the jars of one package prefix (e.g. {@code io.opentelemetry}), over the
@@ -17,6 +18,33 @@ import java.util.List;
 public final class HidingClassLoader extends URLClassLoader {
     private final String hiddenPrefix;
     private final List<String> hiddenRequests = new ArrayList<>();
+
+    /** What {@link #run} returned: the scenario's result, and the hidden classes it asked for. */
+    public record Run(String result, List<String> hiddenRequests) {
+    }
+
+    /**
+     * Runs {@code scenario} (public, with a public no-argument constructor) loaded through a loader that
+     * hides {@code packagePrefix}, so every class it touches comes from there. It gets the test server's
+     * URL, user and password ({@link TestDatabase#get()}; {@link TestDatabase#at} rebuilds it inside), then
+     * {@code arguments}.
+     */
+    public static Run run(String packagePrefix, Class<? extends Function<String[], String>> scenario, String... arguments)
+            throws Exception {
+        TestDatabase database = TestDatabase.get();
+        String[] all = new String[3 + arguments.length];
+        all[0] = database.url();
+        all[1] = database.user();
+        all[2] = database.password();
+        System.arraycopy(arguments, 0, all, 3, arguments.length);
+        try (HidingClassLoader loader = new HidingClassLoader(packagePrefix)) {
+            @SuppressWarnings("unchecked")
+            Function<String[], String> loaded = (Function<String[], String>) loader.loadClass(scenario.getName())
+                    .getDeclaredConstructor().newInstance();
+            String result = loaded.apply(all);
+            return new Run(result, loader.hiddenRequests());
+        }
+    }
 
     /** Hides the classes under {@code packagePrefix} and the classpath entries whose path holds it as folders. */
     public HidingClassLoader(String packagePrefix) {
