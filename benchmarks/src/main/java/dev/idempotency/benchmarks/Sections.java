@@ -15,7 +15,8 @@ final class Sections {
             new SweeperThroughput(),
             new RelayCost(),
             new HttpCost(),
-            new ExecutorBehindPgBouncer());
+            new ExecutorBehindPgBouncer(),
+            new TracingCost());
 
     private Sections() {
     }
