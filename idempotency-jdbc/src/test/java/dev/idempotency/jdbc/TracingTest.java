@@ -130,6 +130,34 @@ class TracingTest {
     }
 
     @Test
+    void eachEventKeepsTheContextCurrentWhenItWasPublishedNoneIncluded() {
+        PostgresIdempotentExecutor executor = executor(Tracing.openTelemetry(sdk));
+        String[] nested = new String[1];
+
+        inSpan("POST /orders", () -> executor.run(ExecutorFixture.newKey(), "t1", tx -> {
+            tx.outbox().publish("orders", "mixed-1", Map.of("n", 1));
+            try (Scope ignored = Context.root().makeCurrent()) {
+                tx.outbox().publish("orders", "mixed-2", Map.of("n", 2));
+            }
+            Span step = requests.spanBuilder("reserve stock").startSpan();
+            try (Scope ignored = step.makeCurrent()) {
+                tx.outbox().publish("orders", "mixed-3", Map.of("n", 3));
+                nested[0] = step.getSpanContext().getSpanId();
+            } finally {
+                step.end();
+            }
+            return "ok";
+        }));
+
+        SpanData run = only("IdempotentExecutor.run");
+        List<String> stored = db.jdbi.withHandle(h -> h.createQuery("SELECT coalesce(traceparent, 'none') FROM "
+                + db.schema.name() + ".outbox_events WHERE partition_key LIKE 'mixed-%' ORDER BY id").mapTo(String.class).list());
+        String flags = "-" + run.getSpanContext().getTraceFlags().asHex();
+        assertEquals(List.of("00-" + run.getTraceId() + "-" + run.getSpanId() + flags, "none",
+                "00-" + run.getTraceId() + "-" + nested[0] + flags), stored);
+    }
+
+    @Test
     void eachOutcomeIsAnAttributeOfTheRunsSpan() {
         PostgresIdempotentExecutor executor = executor(Tracing.openTelemetry(sdk));
         String declined = ExecutorFixture.newKey();
