@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
 public final class BenchmarkMain implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BenchmarkMain.class);
 
-    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper,relaycost,http",
+    @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper,relaycost,http,tracing",
             description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper, relaycost, http, "
                     + "pgbouncer (needs --pgbouncer-url) (default: ${DEFAULT-VALUE}).")
     List<String> sections;

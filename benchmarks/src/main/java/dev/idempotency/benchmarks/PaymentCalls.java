@@ -161,7 +161,7 @@ final class PaymentCalls {
 
     /** One executor call with a fresh key, given the rendered payment insert. */
     @FunctionalInterface
-    private interface ExecutorCall {
+    interface ExecutorCall {
         void call(PostgresIdempotentExecutor executor, String insertPayment, String key) throws Exception;
     }
 
@@ -169,6 +169,13 @@ final class PaymentCalls {
     @FunctionalInterface
     private interface PoolOpener {
         HikariDataSource open(String name, int size);
+    }
+
+    /** The executor's cell built by {@code builder}, each call made by {@code call} (section 13 wraps it in a span). */
+    static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName,
+                                          Function<HikariDataSource, PostgresIdempotentExecutor.Builder> builder,
+                                          ExecutorCall call) {
+        return executorCell(run, callers, name, poolName, run.database()::pool, builder, BenchmarkSql.INSERT_PAYMENT, call);
     }
 
     private static BenchmarkRun.Cell executorCell(BenchmarkRun run, int callers, String name, String poolName, PoolOpener pools,

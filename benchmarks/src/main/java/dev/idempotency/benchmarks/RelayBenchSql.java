@@ -23,6 +23,16 @@ final class RelayBenchSql {
             FROM generate_series(1, :events) AS g""";
 
     /**
+     * {@link #FILL_OUTBOX} with a W3C trace context per event, as a writer with tracing on stores it (section 13):
+     * trace id and parent span id drawn from the sequence number, sampled.
+     */
+    static final String FILL_OUTBOX_TRACED = """
+            INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers, traceparent)
+            SELECT 't1', 'payments', (g % :keys)::text, jsonb_build_object('seq', g), '{}'::jsonb,
+                   '00-' || md5(g::text) || '-' || substr(md5('span' || g), 1, 16) || '-01'
+            FROM generate_series(1, :events) AS g""";
+
+    /**
      * Fresh statistics and visibility map after a fill, so the relay's reads plan as they would in steady
      * state; on the V4 outbox, VACUUM of the partitioned table processes its generation tables.
      */

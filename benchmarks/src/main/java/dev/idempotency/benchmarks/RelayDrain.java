@@ -2,6 +2,7 @@ package dev.idempotency.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.outbox.Publisher;
+import dev.idempotency.core.tracing.Tracing;
 import dev.idempotency.outbox.OutboxBacklog;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
@@ -29,6 +30,11 @@ final class RelayDrain {
 
     /** Empties the outbox and relay tables, then writes {@code events} pending events over the configured keys. */
     static void fill(BenchmarkRun run, int events) {
+        fill(run, events, RelayBenchSql.FILL_OUTBOX);
+    }
+
+    /** {@link #fill(BenchmarkRun, int)} with the insert {@code fillSql} (e.g. {@link RelayBenchSql#FILL_OUTBOX_TRACED}). */
+    static void fill(BenchmarkRun run, int events, String fillSql) {
         String schema = run.database().schema();
         long started = System.nanoTime();
         try (HikariDataSource pool = run.database().pool("relay-fill", 1)) {
@@ -37,7 +43,7 @@ final class RelayDrain {
                 h.execute(BenchmarkSql.render(RelayBenchSql.TRUNCATE_RELAY_TABLES, schema));
                 h.useTransaction(tx -> {
                     tx.execute(BenchmarkSql.render(RelayBenchSql.LOCK_FOR_BULK_WRITE, schema));
-                    tx.createUpdate(BenchmarkSql.render(RelayBenchSql.FILL_OUTBOX, schema))
+                    tx.createUpdate(BenchmarkSql.render(fillSql, schema))
                             .bind("events", events).bind("keys", run.settings().relay().partitionKeys()).execute();
                 });
                 h.execute(BenchmarkSql.render(RelayBenchSql.VACUUM_OUTBOX, schema));
@@ -64,6 +70,12 @@ final class RelayDrain {
      * a bound generous for any machine (a minute plus a millisecond per event).
      */
     static double drain(BenchmarkRun run, int instances, Supplier<Publisher> publishers, long events) throws Exception {
+        return drain(run, instances, publishers, events, Tracing.auto());
+    }
+
+    /** {@link #drain(BenchmarkRun, int, Supplier, long)} by relays built with {@code tracing}. */
+    static double drain(BenchmarkRun run, int instances, Supplier<Publisher> publishers, long events, Tracing tracing)
+            throws Exception {
         AtomicLong published = new AtomicLong();
         List<HikariDataSource> pools = new ArrayList<>();
         List<Publisher> opened = new ArrayList<>();
@@ -76,7 +88,7 @@ final class RelayDrain {
                 Publisher publisher = publishers.get();
                 opened.add(publisher);
                 relays.add(OutboxRelay.builder(pools.get(i), new CountingPublisher(publisher, published))
-                        .config(config(run, "bench-relay-" + i)).build());
+                        .config(config(run, "bench-relay-" + i)).tracing(tracing).build());
             }
             long started = System.nanoTime();
             relays.forEach(OutboxRelay::start);

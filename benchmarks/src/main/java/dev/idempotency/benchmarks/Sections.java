@@ -16,7 +16,8 @@ final class Sections {
             new RelayCost(),
             new HttpCost(),
             new ExecutorBehindPgBouncer(),
-            new KeyLockTrigger());
+            new KeyLockTrigger(),
+            new TracingCost());
 
     private Sections() {
     }

@@ -13,7 +13,7 @@ class BenchmarkSettingsTest {
     @Test
     void defaultsRunEverySectionAtOneEightAndThirtyTwoCallers() {
         BenchmarkSettings settings = BenchmarkSettings.builder().build();
-        assertEquals(List.of("pgbench", "overhead", "redis", "storm", "relay", "latency", "peer", "sweeper", "relaycost", "http"), settings.sections());
+        assertEquals(List.of("pgbench", "overhead", "redis", "storm", "relay", "latency", "peer", "sweeper", "relaycost", "http", "tracing"), settings.sections());
         assertEquals(List.of(1, 8, 32), settings.callers());
         assertEquals(10, settings.window().toSeconds());
         assertEquals(64, settings.stormCallers());

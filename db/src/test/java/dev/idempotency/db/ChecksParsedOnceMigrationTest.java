@@ -68,7 +68,8 @@ class ChecksParsedOnceMigrationTest {
         assertEquals(13, filesBefore.size(), "the keys table and its three indexes, the outbox's three generations and their two each: "
                 + filesBefore);
 
-        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+        // Up to V6, the migration under test: later ones add columns (V9), which the rows compared here would show.
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "6");
 
         assertEquals(rowsBefore, rows());
         assertEquals(filesBefore, files(), "no rewrite of a table, no rebuild of an index");

@@ -35,8 +35,24 @@ class IdempotencyMigrationsTest {
     void createsTheKeysAndOutboxTablesInTheNamedSchema() throws SQLException {
         MigrateResult result = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 
-        assertEquals(8, result.migrationsExecuted, "V1 to V8");
+        assertEquals(9, result.migrationsExecuted, "V1 to V9");
         assertEquals(ALL_TABLES, tables());
+    }
+
+    @Test
+    void theOutboxAndItsRetriesHaveNullableTraceContextColumnsAndRowsWithoutThemStayValid() throws SQLException {
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+
+        assertEquals(List.of("outbox_events.traceparent YES", "outbox_events.tracestate YES",
+                        "outbox_events_0.traceparent YES", "outbox_events_0.tracestate YES",
+                        "outbox_events_1.traceparent YES", "outbox_events_1.tracestate YES",
+                        "outbox_events_2.traceparent YES", "outbox_events_2.tracestate YES",
+                        "outbox_retries.traceparent YES", "outbox_retries.tracestate YES"),
+                FirstColumn.of(schema.dataSource(), "SELECT table_name || '.' || column_name || ' ' || is_nullable"
+                        + " FROM information_schema.columns WHERE table_schema = current_schema()"
+                        + " AND column_name IN ('traceparent', 'tracestate') ORDER BY 1"));
+        execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) VALUES ('t1', 'payments', 'p1', '{}')");
+        assertEquals(1, count("SELECT count(*) FROM outbox_events WHERE traceparent IS NULL AND tracestate IS NULL"));
     }
 
     @Test

@@ -11,6 +11,10 @@ import dev.idempotency.core.Outcome;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.ResultNotStorableException;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.core.internal.tracing.SpanOutcomes;
+import dev.idempotency.core.internal.tracing.TracedSpan;
+import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.core.tracing.Tracing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -41,6 +45,12 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * The tenant comes from the application (its authenticated principal), never from a client header.
  *
+ * <p>Tracing ({@link Builder#tracing}): each request that needs a key is an INTERNAL span
+ * {@code IdempotentHttp.handle} (the executor's run inside it), with {@code idempotency.outcome}:
+ * {@code first_run}, {@code replay}, {@code not_stored}, {@code missing_key}, {@code invalid},
+ * {@code in_progress}, {@code key_reused}, {@code not_storable}, {@code transient_failure} or
+ * {@code error}. The key, the tenant, the path and the bodies are never attributes.
+ *
  * @param <TX> the executor's transaction type
  */
 public final class IdempotentHttp<TX extends IdempotentTransaction> {
@@ -49,11 +59,13 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
     private final IdempotentExecutor<TX> executor;
     private final IdempotentHttpConfig config;
     private final Problems problems;
+    private final Traces traces;
 
     private IdempotentHttp(Builder<TX> b) {
         this.executor = b.executor;
         this.config = b.config;
         this.problems = new Problems(config);
+        this.traces = Traces.of(b.tracing);
     }
 
     /** A builder for rules running handlers through {@code executor}; the config defaults to {@link IdempotentHttpConfig#defaults()}. */
@@ -98,6 +110,40 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
      */
     public <X extends Exception> HttpResult handleRequiringKey(HttpRequestData request, String tenant,
                                                                HttpHandler<? super TX, X> handler) throws X {
+        if (traces == Traces.none()) {
+            return handleKeyed(request, tenant, handler);
+        }
+        try (TracedSpan span = traces.startInternal("IdempotentHttp.handle")) {
+            try {
+                HttpResult result = handleKeyed(request, tenant, handler);
+                span.outcome(outcome(result));
+                return result;
+            } catch (Throwable e) {
+                SpanOutcomes.threw(span, e);
+                throw e;
+            }
+        }
+    }
+
+    /** The span outcome of a keyed request's result. */
+    private static String outcome(HttpResult result) {
+        return switch (result.kind()) {
+            case FIRST_RUN -> SpanOutcomes.FIRST_RUN;
+            case REPLAYED -> SpanOutcomes.REPLAY;
+            case NOT_STORED, PASSED_THROUGH -> result.kind().name().toLowerCase(Locale.ROOT);
+            case PROBLEM -> switch (result.problem()) {
+                case KEY_MISSING -> "missing_key";
+                case KEY_MALFORMED -> SpanOutcomes.INVALID;
+                case KEY_IN_PROGRESS -> SpanOutcomes.IN_PROGRESS;
+                case KEY_REUSED -> SpanOutcomes.KEY_REUSED;
+                case RESPONSE_NOT_STORABLE -> "not_storable";
+                case TEMPORARILY_UNAVAILABLE -> SpanOutcomes.TRANSIENT_FAILURE;
+            };
+        };
+    }
+
+    private <X extends Exception> HttpResult handleKeyed(HttpRequestData request, String tenant,
+                                                         HttpHandler<? super TX, X> handler) throws X {
         Objects.requireNonNull(request, "request");
         Objects.requireNonNull(handler, "handler");
         if (request.keyFieldLines().isEmpty()) {
@@ -212,6 +258,7 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
     public static final class Builder<TX extends IdempotentTransaction> {
         private final IdempotentExecutor<TX> executor;
         private IdempotentHttpConfig config = IdempotentHttpConfig.defaults();
+        private Tracing tracing = Tracing.auto();
 
         private Builder(IdempotentExecutor<TX> executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
@@ -220,6 +267,12 @@ public final class IdempotentHttp<TX extends IdempotentTransaction> {
         /** The settings; {@link IdempotentHttpConfig#defaults()} if not called. */
         public Builder<TX> config(IdempotentHttpConfig config) {
             this.config = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        /** Whether keyed requests are spans with their outcome; default {@link Tracing#auto()}. */
+        public Builder<TX> tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing");
             return this;
         }
 

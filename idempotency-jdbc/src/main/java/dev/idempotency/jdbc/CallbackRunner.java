@@ -5,6 +5,8 @@ import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotentCallback;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.ResultNotStorableException;
+import dev.idempotency.core.SchemaNotMigratedException;
+import dev.idempotency.core.internal.tracing.Traces;
 import java.sql.SQLException;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
@@ -24,6 +26,8 @@ final class CallbackRunner {
     /** SQLSTATEs for JSON text PostgreSQL's jsonb refuses (e.g. a \u0000 escape). */
     private static final String UNTRANSLATABLE_CHARACTER = "22P05";
     private static final String INVALID_TEXT_REPRESENTATION = "22P02";
+    /** SQLSTATE undefined_column: what the completion raises when events with trace context meet a schema before V9. */
+    private static final String UNDEFINED_COLUMN = "42703";
     /** SQLSTATE undefined_object: what the completion raises when it matched no key row. */
     private static final String UNDEFINED_OBJECT = "42704";
     /** Failure code stored when a callback ended the executor's transaction itself. */
@@ -33,6 +37,8 @@ final class CallbackRunner {
     private final ExecutorSql sql;
     private final ResultCodec codec;
     private final Runnable afterOutboxCommit;
+    /** Where the outbox reads the trace context current at publish. */
+    private final Traces traces;
     /**
      * True once the pooler probe found that no pooler can run another client's statement under a name
      * pgjdbc gave ours (a direct connection, a pooler tracking statements, or unnamed statements
@@ -42,8 +48,9 @@ final class CallbackRunner {
      */
     private volatile boolean commitWithCompletion;
 
-    CallbackRunner(IdempotencyConfig config, ExecutorSql sql, ResultCodec codec, Runnable afterOutboxCommit) {
+    CallbackRunner(IdempotencyConfig config, ExecutorSql sql, ResultCodec codec, Runnable afterOutboxCommit, Traces traces) {
         this.config = config;
+        this.traces = traces;
         this.sql = sql;
         this.codec = codec;
         this.afterOutboxCommit = afterOutboxCommit;
@@ -90,7 +97,7 @@ final class CallbackRunner {
         if (!savepointTaken) {
             JdbcStatement.executeUnnamed(handle.getConnection(), ExecutorSql.CALLBACK_SAVEPOINT);
         }
-        TransactionOutbox outbox = new TransactionOutbox(tenant, config.objectMapper(), config.maxOutboxPayloadBytes());
+        TransactionOutbox outbox = new TransactionOutbox(tenant, config.objectMapper(), config.maxOutboxPayloadBytes(), traces);
         T result;
         try {
             result = callback.run(new CallbackTransaction(key, tenant, handle, outbox));
@@ -147,8 +154,10 @@ final class CallbackRunner {
         };
         try {
             storeAndEnd(handle, owner,
-                    ending -> outbox.completion(ending.completeKey(), ending.completeKeyWithOneEvent(), ending.completeKeyWithEvents()),
-                    binding, () -> outbox.completion(sql.completeKey, sql.completeKeyWithOneEvent, sql.completeKeyWithEvents)
+                    ending -> outbox.completion(ending.completeKey(), ending.completeKeyWithOneEvent(), ending.completeKeyWithEvents(),
+                            ending.completeKeyWithOneTracedEvent(), ending.completeKeyWithTracedEvents()),
+                    binding, () -> outbox.completion(sql.completeKey, sql.completeKeyWithOneEvent, sql.completeKeyWithEvents,
+                                    sql.completeKeyWithOneTracedEvent, sql.completeKeyWithTracedEvents)
                             .execute(handle.getConnection(), binding));
         } catch (RuntimeException e) {
             throw completionFailure(e, key, tenant);
@@ -176,8 +185,16 @@ final class CallbackRunner {
     }
 
     /** A failure of the completion as the caller should see it; others unchanged. */
-    private static RuntimeException completionFailure(RuntimeException e, String key, String tenant) {
+    private RuntimeException completionFailure(RuntimeException e, String key, String tenant) {
         String state = DatabaseErrors.sqlState(e);
+        if (UNDEFINED_COLUMN.equals(state) && String.valueOf(DatabaseErrors.rootMessage(e)).contains("traceparent")) {
+            // Only a transaction whose events carry a trace context names the V9 columns (ExecutorSql.TRACE_COLUMNS).
+            return new SchemaNotMigratedException("The outbox in schema \"" + config.schema() + "\" has no trace context"
+                    + " columns (migration V9), which events published with tracing on are stored in; nothing was"
+                    + " committed. Apply the migrations with IdempotencyMigrations.migrate(dataSource, \"" + config.schema()
+                    + "\") (or the relay's --migrate), or build the executor with tracing(Tracing.disabled()) until then.",
+                    config.schema(), e);
+        }
         if (UNTRANSLATABLE_CHARACTER.equals(state) || INVALID_TEXT_REPRESENTATION.equals(state)) {
             return new ResultNotStorableException("PostgreSQL refused the result or an outbox payload as jsonb: "
                     + DatabaseErrors.rootMessage(e) + ". Nothing was stored (jsonb cannot hold \\u0000 in strings).", e);

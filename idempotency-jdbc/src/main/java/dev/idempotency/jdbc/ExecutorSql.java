@@ -202,6 +202,18 @@ final class ExecutorSql {
             WHERE tenant_id = :tenant AND idempotency_key = :key AND status = 'processing' AND lease_token IS NULL""";
 
     /**
+     * The trace context columns (V9) of the outbox insert in {@link #COMPLETE_KEY_WITH_EVENTS} and
+     * {@link #COMPLETE_KEY_WITH_ONE_EVENT}: rendered empty for events without one, so a transaction
+     * with tracing off sends the statements it always sent (and runs on a schema before V9); rendered
+     * with the columns (nullable, bound per event) when one of its events has a context. They change
+     * nothing about the statements' locking.
+     */
+    private static final String TRACE_COLUMNS = ", traceparent, tracestate";
+    private static final String TRACE_VALUES = ", :traceparent, :tracestate";
+    private static final String TRACE_ROW_VALUES = ", e.traceparent, e.tracestate";
+    private static final String TRACE_ARRAYS = ", CAST(:traceparents AS text[]), CAST(:tracestates AS text[])";
+
+    /**
      * Stores the result together with the transaction's outbox events, in one statement that fails
      * unless it updated the claimed row ({@link #REQUIRE_ONE_KEY_ROW}).
      *
@@ -224,11 +236,11 @@ final class ExecutorSql {
      */
     private static final String COMPLETE_KEY_WITH_EVENTS = """
             WITH events AS (
-                INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
-                SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+                INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers<trace_columns>)
+                SELECT :tenant, e.topic, e.partition_key, CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)<trace_row_values>
                 FROM unnest(CAST(:topics AS text[]), CAST(:partitionKeys AS text[]),
-                            CAST(:payloads AS text[]), CAST(:headers AS text[]))
-                     WITH ORDINALITY AS e(topic, partition_key, payload, headers, n)
+                            CAST(:payloads AS text[]), CAST(:headers AS text[])<trace_arrays>)
+                     WITH ORDINALITY AS e(topic, partition_key, payload, headers<trace_columns>, n)
                 WHERE (SELECT count(*)
                        FROM (SELECT pg_advisory_xact_lock(:lockSpace, hash)
                              FROM (SELECT DISTINCT hashtext(ordering_key) AS hash
@@ -250,8 +262,8 @@ final class ExecutorSql {
      */
     private static final String COMPLETE_KEY_WITH_ONE_EVENT = """
             WITH event AS (
-                INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
-                SELECT :tenant, :topic, :partitionKey, CAST(:payload AS jsonb), CAST(:headers AS jsonb)
+                INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers<trace_columns>)
+                SELECT :tenant, :topic, :partitionKey, CAST(:payload AS jsonb), CAST(:headers AS jsonb)<trace_values>
                 WHERE (SELECT count(*)
                        FROM (SELECT pg_advisory_xact_lock(:lockSpace, hashtext(:orderingKey))) AS locked) = 1),
             <store_result>""";
@@ -458,6 +470,9 @@ final class ExecutorSql {
     final JdbcStatement failLeasedKey;
     final JdbcStatement completeKeyWithEvents;
     final JdbcStatement completeKeyWithOneEvent;
+    /** {@link #completeKeyWithEvents} and {@link #completeKeyWithOneEvent} with the trace context columns ({@link #TRACE_COLUMNS}). */
+    final JdbcStatement completeKeyWithTracedEvents;
+    final JdbcStatement completeKeyWithOneTracedEvent;
     /** The completions, each with our {@link #COMMIT} after it in the same execution ({@link Completions}). */
     final Completions thenCommit;
     /**
@@ -491,14 +506,19 @@ final class ExecutorSql {
      * @param completeKey {@link #COMPLETE_KEY}, then the ending
      * @param completeKeyWithOneEvent {@link #COMPLETE_KEY_WITH_ONE_EVENT}, then the ending
      * @param completeKeyWithEvents {@link #COMPLETE_KEY_WITH_EVENTS}, then the ending
+     * @param completeKeyWithOneTracedEvent {@link #COMPLETE_KEY_WITH_ONE_EVENT} with trace context, then the ending
+     * @param completeKeyWithTracedEvents {@link #COMPLETE_KEY_WITH_EVENTS} with trace context, then the ending
      * @param failKey a rollback to {@link #CALLBACK_SAVEPOINT}, {@link #FAIL_KEY}, then the ending
      */
     record Completions(JdbcStatement completeKey, JdbcStatement completeKeyWithOneEvent, JdbcStatement completeKeyWithEvents,
+                       JdbcStatement completeKeyWithOneTracedEvent, JdbcStatement completeKeyWithTracedEvents,
                        JdbcStatement failKey) {
         private Completions(String quotedSchema, String ending) {
             this(JdbcStatement.of(render(COMPLETE_KEY, quotedSchema) + ";\n" + ending),
                     JdbcStatement.of(render(COMPLETE_KEY_WITH_ONE_EVENT, quotedSchema) + ";\n" + ending),
                     JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + ";\n" + ending),
+                    JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_ONE_EVENT, quotedSchema) + ";\n" + ending),
+                    JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + ";\n" + ending),
                     JdbcStatement.of(ROLLBACK_TO_CALLBACK_SAVEPOINT + ";\n" + render(FAIL_KEY, quotedSchema) + ";\n" + ending));
         }
     }
@@ -521,6 +541,8 @@ final class ExecutorSql {
         this.failLeasedKey = JdbcStatement.of(render(FAIL_LEASED_KEY, quoted));
         this.completeKeyWithEvents = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted));
         this.completeKeyWithOneEvent = JdbcStatement.of(render(COMPLETE_KEY_WITH_ONE_EVENT, quoted));
+        this.completeKeyWithTracedEvents = JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_EVENTS, quoted));
+        this.completeKeyWithOneTracedEvent = JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_ONE_EVENT, quoted));
         this.thenCommit = new Completions(quoted, COMMIT);
         this.thenReleaseClaim = new Completions(quoted, RELEASE_CLAIM_SAVEPOINT);
         this.claimInCallersTransaction = JdbcStatement.of(CLAIM_SAVEPOINT + ";\n" + claimForCallback.namedSql());
@@ -542,11 +564,19 @@ final class ExecutorSql {
     }
 
     private static String render(String template, String quotedSchema) {
-        return template.replace("<store_result>", STORE_RESULT)
+        return template.replace("<trace_columns>", "").replace("<trace_values>", "")
+                .replace("<trace_row_values>", "").replace("<trace_arrays>", "")
+                .replace("<store_result>", STORE_RESULT)
                 .replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
                 .replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
                 .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<consumed>", CONSUMED)
                 .replace("<schema>", quotedSchema);
+    }
+
+    /** {@link #render} with the outbox insert's trace context columns ({@link #TRACE_COLUMNS}). */
+    private static String renderTraced(String template, String quotedSchema) {
+        return render(template.replace("<trace_columns>", TRACE_COLUMNS).replace("<trace_values>", TRACE_VALUES)
+                .replace("<trace_row_values>", TRACE_ROW_VALUES).replace("<trace_arrays>", TRACE_ARRAYS), quotedSchema);
     }
 
     private static String renderGeneration(String template, String quotedSchema, int generation) {

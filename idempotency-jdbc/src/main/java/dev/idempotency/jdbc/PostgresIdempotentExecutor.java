@@ -10,6 +10,10 @@ import dev.idempotency.core.LeaseRequest;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.core.internal.tracing.SpanOutcomes;
+import dev.idempotency.core.internal.tracing.TracedSpan;
+import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.core.tracing.Tracing;
 import dev.idempotency.jdbc.internal.PoolerProbe;
 import java.sql.Connection;
 import java.time.Duration;
@@ -51,6 +55,13 @@ import org.slf4j.LoggerFactory;
  * inside the caller's open transaction ({@link JoinedTransactionRunner}); with
  * {@link Builder#refuseCallerTransactions}, it refuses to run while one is open.
  *
+ * <p>Tracing ({@link Builder#tracing}): each {@code run} is an INTERNAL span
+ * {@code IdempotentExecutor.run} ({@code runWithLease}: {@code IdempotentExecutor.runWithLease}), current
+ * while the callback runs, with the outcome as {@code idempotency.outcome} ({@code first_run},
+ * {@code replay}, {@code business_failure}, {@code in_progress}, {@code key_reused},
+ * {@code transient_failure}, {@code invalid}, {@code error}); the key, the tenant and the result are
+ * never attributes. Each outbox event stores the trace context current when it was published.
+ *
  * <p>Thread-safe; build one per database and share it.
  */
 public final class PostgresIdempotentExecutor implements IdempotentExecutor<PostgresTransaction> {
@@ -84,14 +95,16 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
      */
     private volatile boolean namedStatementsSeenSafe;
     private final AtomicBoolean poolerErrorLogged = new AtomicBoolean();
+    private final Traces traces;
 
     private PostgresIdempotentExecutor(Builder builder) {
         this.jdbi = builder.jdbi;
         this.config = builder.config;
         ExecutorSql sql = new ExecutorSql(config.schema());
         ResultCodec codec = new ResultCodec(config);
+        this.traces = Traces.of(builder.tracing);
         this.claims = new KeyClaims(config, sql, codec);
-        this.callbacks = new CallbackRunner(config, sql, codec, builder.afterOutboxCommit);
+        this.callbacks = new CallbackRunner(config, sql, codec, builder.afterOutboxCommit, traces);
         this.leases = new LeaseProtocol(jdbi, sql, codec, claims, callbacks);
         this.callerTransaction = builder.callerTransaction;
         this.joined = builder.joinCallerTransactions ? new JoinedTransactionRunner(callerTransaction, claims, callbacks) : null;
@@ -149,6 +162,35 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private <T, X extends Exception> Outcome<T> execute(String key, String tenant, RequestFingerprint fingerprint,
                                                         Class<T> resultType,
                                                         IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
+        return traced("IdempotentExecutor.run", () -> executeTraced(key, tenant, fingerprint, resultType, callback));
+    }
+
+    /** A call, in the span {@code name} when tracing is on, with its outcome recorded on it. */
+    private <T, X extends Exception> Outcome<T> traced(String name, Call<T, X> call) throws X {
+        if (traces == Traces.none()) {
+            return call.run();
+        }
+        try (TracedSpan span = traces.startInternal(name)) {
+            try {
+                Outcome<T> outcome = call.run();
+                span.outcome(outcome.replayed() ? SpanOutcomes.REPLAY : SpanOutcomes.FIRST_RUN);
+                return outcome;
+            } catch (Throwable e) {
+                SpanOutcomes.threw(span, e);
+                throw e;
+            }
+        }
+    }
+
+    /** One call of {@link #traced}. */
+    @FunctionalInterface
+    private interface Call<T, X extends Exception> {
+        Outcome<T> run() throws X;
+    }
+
+    private <T, X extends Exception> Outcome<T> executeTraced(String key, String tenant, RequestFingerprint fingerprint,
+                                                               Class<T> resultType,
+                                                               IdempotentCallback<PostgresTransaction, T, X> callback) throws X {
         IdempotencyKeys.validate(key, tenant);
         Objects.requireNonNull(callback, "callback");
         byte[] digest = fingerprint == null ? null : fingerprint.digest();
@@ -192,6 +234,12 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     @Override
     public <S, T, X extends Exception> Outcome<T> runWithLease(LeaseRequest<T> request, ExternalStep<S, X> externalStep,
                                                                CompletionStep<PostgresTransaction, S, T, X> completion) throws X {
+        return traced("IdempotentExecutor.runWithLease", () -> runWithLeaseTraced(request, externalStep, completion));
+    }
+
+    private <S, T, X extends Exception> Outcome<T> runWithLeaseTraced(LeaseRequest<T> request, ExternalStep<S, X> externalStep,
+                                                                      CompletionStep<PostgresTransaction, S, T, X> completion)
+            throws X {
         Objects.requireNonNull(request, "request");
         Objects.requireNonNull(externalStep, "externalStep");
         Objects.requireNonNull(completion, "completion");
@@ -314,6 +362,7 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         private Runnable afterOutboxCommit = () -> { };
         private CallerTransaction callerTransaction;
         private boolean joinCallerTransactions;
+        private Tracing tracing = Tracing.auto();
 
         private Builder(Jdbi jdbi, boolean ownJdbi) {
             this.jdbi = jdbi;
@@ -332,6 +381,15 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
          */
         public Builder afterOutboxCommit(Runnable listener) {
             this.afterOutboxCommit = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Whether calls make spans and outbox events keep the trace context current at publish; default
+         * {@link Tracing#auto()} (OpenTelemetry when its API is on the classpath, else nothing).
+         */
+        public Builder tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing");
             return this;
         }
 

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.internal.Labels;
+import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.core.internal.tracing.W3cContext;
 import dev.idempotency.core.outbox.OutboxWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -14,26 +16,40 @@ import java.util.Objects;
 /**
  * The outbox of one callback transaction. Events are checked when published and written in the
  * same statement as the result, so a callback that fails leaves none behind and the ordering-key
- * locks are held only for the transaction's last moments.
+ * locks are held only for the transaction's last moments. Each event keeps the W3C trace context
+ * current when it was published, when tracing is on ({@link Traces#current()}).
  */
 final class TransactionOutbox implements OutboxWriter {
     private final String tenant;
     private final ObjectMapper mapper;
     private final int maxPayloadBytes;
+    private final Traces traces;
     private final List<Event> events = new ArrayList<>();
+    /** Whether an event has a trace context, so the completion names the trace columns. */
+    private boolean traced;
     private boolean open = true;
 
-    private record Event(String topic, String partitionKey, String payloadJson, String headersJson) {
+    /** @param trace the context current at publish, or null */
+    private record Event(String topic, String partitionKey, String payloadJson, String headersJson, W3cContext trace) {
+        String traceparent() {
+            return trace == null ? null : trace.traceparent();
+        }
+
+        String tracestate() {
+            return trace == null ? null : trace.tracestate();
+        }
+
         /** The text whose hash is the key's lock: V8's trigger and the ordering_hash column join it the same way. */
         String orderingKey(String tenant) {
             return tenant + "/" + topic + "/" + partitionKey;
         }
     }
 
-    TransactionOutbox(String tenant, ObjectMapper mapper, int maxPayloadBytes) {
+    TransactionOutbox(String tenant, ObjectMapper mapper, int maxPayloadBytes, Traces traces) {
         this.tenant = tenant;
         this.mapper = mapper;
         this.maxPayloadBytes = maxPayloadBytes;
+        this.traces = traces;
     }
 
     @Override
@@ -78,7 +94,9 @@ final class TransactionOutbox implements OutboxWriter {
             Labels.requireLabel("header " + name, value, MAX_HEADER_VALUE_LENGTH);
         });
         try {
-            events.add(new Event(topic, partitionKey, json, mapper.writeValueAsString(headers)));
+            W3cContext trace = traces.current();
+            traced |= trace != null;
+            events.add(new Event(topic, partitionKey, json, mapper.writeValueAsString(headers), trace));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("a map of strings always serializes", e);
         }
@@ -87,6 +105,7 @@ final class TransactionOutbox implements OutboxWriter {
     /** Forgets what the callback published: its transaction rolled back to before it. */
     void discard() {
         events.clear();
+        traced = false;
     }
 
     /** Stops accepting events once the callback has returned. */
@@ -99,11 +118,12 @@ final class TransactionOutbox implements OutboxWriter {
     }
 
     /**
-     * Of the completions for no event, one and several ({@link ExecutorSql}), the one whose
-     * parameters {@link #bindEvents} binds for the events published: here, so the two cannot disagree.
+     * Of the completions for no event, one and several ({@link ExecutorSql}), each without and with the
+     * trace context columns, the one whose parameters {@link #bindEvents} binds for the events
+     * published: here, so the two cannot disagree.
      */
-    <T> T completion(T none, T one, T several) {
-        return events.isEmpty() ? none : events.size() == 1 ? one : several;
+    <T> T completion(T none, T one, T several, T oneTraced, T severalTraced) {
+        return events.isEmpty() ? none : events.size() == 1 ? (traced ? oneTraced : one) : (traced ? severalTraced : several);
     }
 
     /**
@@ -122,6 +142,9 @@ final class TransactionOutbox implements OutboxWriter {
                     .text("partitionKey", event.partitionKey())
                     .text("payload", event.payloadJson())
                     .text("headers", event.headersJson());
+            if (traced) {
+                completion.text("traceparent", event.traceparent()).text("tracestate", event.tracestate());
+            }
             return;
         }
         List<String> orderingKeys = new ArrayList<>(events.size());
@@ -141,5 +164,9 @@ final class TransactionOutbox implements OutboxWriter {
                 .textArray("partitionKeys", partitionKeys)
                 .textArray("payloads", payloads)
                 .textArray("headers", headers);
+        if (traced) {
+            completion.textArray("traceparents", events.stream().map(Event::traceparent).toList())
+                    .textArray("tracestates", events.stream().map(Event::tracestate).toList());
+        }
     }
 }

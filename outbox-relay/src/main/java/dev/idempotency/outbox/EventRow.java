@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.idempotency.core.internal.tracing.W3cContext;
 import dev.idempotency.core.outbox.OutboxEvent;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -13,26 +14,31 @@ import java.util.Map;
 
 /**
  * The columns of one event as the relay's reads return them (outbox_events on the publish path,
- * outbox_retries on the retry path), before decoding.
+ * outbox_retries on the retry path), before decoding. {@code traceparent} and {@code tracestate} are
+ * as stored (V9), null when the writer had no trace.
  */
 record EventRow(long id, String messageId, String tenant, String topic, String partitionKey, String payload,
                 String headers, OffsetDateTime createdAt, int attempts, int partition, long ageMillis,
-                boolean heldBack) {
+                boolean heldBack, String traceparent, String tracestate) {
     private static final ObjectMapper JSON = JsonMapper.builder().build();
 
     static EventRow read(ResultSet rs) throws SQLException {
         return new EventRow(rs.getLong("id"), rs.getString("message_id"), rs.getString("tenant_id"), rs.getString("topic"),
                 rs.getString("partition_key"), rs.getString("payload"), rs.getString("headers"),
                 rs.getObject("created_at", OffsetDateTime.class), rs.getInt("attempts"),
-                rs.getInt("partition_no"), rs.getLong("age_millis"), rs.getBoolean("held_back"));
+                rs.getInt("partition_no"), rs.getLong("age_millis"), rs.getBoolean("held_back"),
+                rs.getString("traceparent"), rs.getString("tracestate"));
     }
 
     /** The claimed event, or, when the row cannot be decoded, one carrying the reason. */
     ClaimedEvent decode(long epoch, long claimedAt) {
         ClaimedEvent.OrderingKey key = new ClaimedEvent.OrderingKey(tenant, topic, partitionKey);
         try {
+            // A malformed trace context (another writer's) is left out, never held against the event.
+            W3cContext trace = W3cContext.lenient(traceparent, tracestate);
             OutboxEvent event = new OutboxEvent(id, messageId, tenant, topic, partitionKey, payload,
-                    decodeHeaders(headers), createdAt.toInstant(), attempts + 1);
+                    decodeHeaders(headers), createdAt.toInstant(), attempts + 1,
+                    trace == null ? null : trace.traceparent(), trace == null ? null : trace.tracestate());
             return new ClaimedEvent(id, key, partition, epoch, attempts, ageMillis, claimedAt, heldBack, event, null);
         } catch (RuntimeException | JsonProcessingException e) {
             return new ClaimedEvent(id, key, partition, epoch, attempts, ageMillis, claimedAt, heldBack, null,

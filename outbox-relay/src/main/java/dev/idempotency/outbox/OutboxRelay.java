@@ -1,5 +1,7 @@
 package dev.idempotency.outbox;
 
+import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.core.tracing.Tracing;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException;
 import dev.idempotency.jdbc.RedactedErrors;
@@ -139,7 +141,8 @@ public final class OutboxRelay implements AutoCloseable {
         return new Builder(dataSource, publisher);
     }
 
-    private OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config, OutboxRelayListener listener) {
+    private OutboxRelay(DataSource dataSource, Publisher publisher, OutboxRelayConfig config, OutboxRelayListener listener,
+                        Tracing tracing) {
         // The publisher's own time limit decides how long a call may take; refused here if they disagree.
         config = PublishCallBound.apply(config, publisher);
         this.config = config;
@@ -148,7 +151,8 @@ public final class OutboxRelay implements AutoCloseable {
         RelaySql sql = new RelaySql(config.schema());
         this.schemaCheck = new OutboxSchemaCheck(jdbi, config.schema(), sql);
         this.leases = new PartitionLeases(jdbi, config, sql);
-        this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id);
+        this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id,
+                Traces.of(tracing));
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
         this.positions = new OutboxPositions(jdbi, config, sql);
         this.dispatcher = new OutboxDispatcher(positions, new RetryQueue(jdbi, config, sql), leases,
@@ -392,6 +396,7 @@ public final class OutboxRelay implements AutoCloseable {
         private final Publisher publisher;
         private OutboxRelayConfig config;
         private OutboxRelayListener listener = OutboxRelayListener.NONE;
+        private Tracing tracing = Tracing.auto();
 
         private Builder(DataSource dataSource, Publisher publisher) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -411,12 +416,25 @@ public final class OutboxRelay implements AutoCloseable {
         }
 
         /**
+         * Whether each publish call is a send span; default {@link Tracing#auto()}. A span of kind PRODUCER named
+         * {@code send <topic>} ({@code send} when the call's events have several topics), with
+         * {@code messaging.system} (the publisher's {@code messagingSystem()}), the destination when one,
+         * {@code messaging.message.id} of a single event or {@code messaging.batch.message_count} of several,
+         * linked to each event's creation context (the writer's, stored with the event). Whatever this
+         * setting, publishers send each event's stored context unchanged in the broker's headers.
+         */
+        public Builder tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing");
+            return this;
+        }
+
+        /**
          * A relay, not yet started. Refused with an {@link IllegalArgumentException} when the
          * publisher's {@code maxCallDuration()} does not fit the configured publish timeout or lease.
          */
         public OutboxRelay build() {
             return new OutboxRelay(dataSource, publisher, config != null ? config : OutboxRelayConfig.builder().build(),
-                    listener);
+                    listener, tracing);
         }
     }
 }

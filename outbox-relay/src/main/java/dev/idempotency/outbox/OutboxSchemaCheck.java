@@ -5,11 +5,12 @@ import org.jdbi.v3.core.Jdbi;
 /**
  * Checks, before a relay starts, that the outbox has what its promises rest on: the
  * {@code message_id} column of migration V3, the insert-only outbox of migration V4 ({@code txid}
- * column, {@code outbox_retries} table), the server token of migration V7, and an id sequence with
- * CACHE 1. Every writer of one ordering key draws its id under an advisory lock held to commit (the
- * executor takes it, and since migration V8 the outbox's trigger takes it for any INSERT), so ids
- * follow commit order only while no session pre-allocates a block of ids; with CACHE 20 one key's
- * commits got ids 4, 24, 5, and the relay would have published them out of order.
+ * column, {@code outbox_retries} table), the server token of migration V7, the trace context columns
+ * of migration V9, and an id sequence with CACHE 1. Every writer of one ordering key draws its id
+ * under an advisory lock held to commit (the executor takes it, and since migration V8 the outbox's
+ * trigger takes it for any INSERT), so ids follow commit order only while no session pre-allocates a
+ * block of ids; with CACHE 20 one key's commits got ids 4, 24, 5, and the relay would have published
+ * them out of order.
  */
 final class OutboxSchemaCheck {
     private final Jdbi jdbi;
@@ -27,6 +28,7 @@ final class OutboxSchemaCheck {
         Shape found = jdbi.withHandle(h -> h.createQuery(shape)
                 .map((rs, ctx) -> new Shape(rs.getBoolean("table_exists"), rs.getBoolean("has_message_id"),
                         rs.getBoolean("has_txid"), rs.getBoolean("has_retries"), rs.getBoolean("has_server_token"),
+                        rs.getBoolean("has_trace_context"),
                         rs.getString("id_sequence"),
                         rs.getObject("id_cache", Long.class)))
                 .one());
@@ -50,6 +52,12 @@ final class OutboxSchemaCheck {
                     + " library's migrations to it (IdempotencyMigrations.migrate(dataSource, \"" + schema
                     + "\"), or the relay's run --migrate), then start relays of this version");
         }
+        if (!found.hasTraceContext()) {
+            throw new OutboxSchemaException("outbox relay not started: schema '" + schema + "' predates migration V9"
+                    + " (trace context stored with events), whose columns this relay reads and copies to retries; apply"
+                    + " the library's migrations to it (IdempotencyMigrations.migrate(dataSource, \"" + schema
+                    + "\"), or the relay's run --migrate), then start relays of this version");
+        }
         if (found.idSequence() == null || found.idCache() == null) {
             throw new OutboxSchemaException("outbox relay not started: " + table + ".id draws from no sequence;"
                     + " the table was not made by the library's migrations; recreate it with them");
@@ -63,6 +71,6 @@ final class OutboxSchemaCheck {
     }
 
     private record Shape(boolean tableExists, boolean hasMessageId, boolean hasTxid, boolean hasRetries,
-                         boolean hasServerToken, String idSequence, Long idCache) {
+                         boolean hasServerToken, boolean hasTraceContext, String idSequence, Long idCache) {
     }
 }

@@ -113,7 +113,7 @@ final class RelaySql {
     /**
      * What the relay needs of the outbox, read from the catalogs (no lock): whether the table exists,
      * whether it has message_id (migration V3) and txid (V4), whether outbox_retries exists (V4) and
-     * outbox_relay_server (V7), its id
+     * outbox_relay_server (V7), whether both tables have the trace context column traceparent (V9), its id
      * sequence and that sequence's CACHE. The CASEs keep pg_get_serial_sequence, which fails on a
      * missing table, from running when it is missing.
      * Locks: none (catalog reads).
@@ -128,6 +128,9 @@ final class RelaySql {
                              AND NOT a.attisdropped) AS has_txid,
                    to_regclass(t.retries) IS NOT NULL AS has_retries,
                    to_regclass(t.server) IS NOT NULL AS has_server_token,
+                   (SELECT count(*) = 2 FROM pg_catalog.pg_attribute a
+                    WHERE a.attrelid IN (to_regclass(t.name), to_regclass(t.retries)) AND a.attname = 'traceparent'
+                      AND NOT a.attisdropped) AS has_trace_context,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
                         THEN pg_get_serial_sequence(t.name, 'id') END AS id_sequence,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
@@ -228,6 +231,7 @@ final class RelaySql {
     private static final String EVENT_COLUMNS = """
             e.id, coalesce(e.message_id::text, e.id::text) AS message_id, e.tenant_id, e.topic, e.partition_key,
                    e.payload::text AS payload, e.headers::text AS headers, e.created_at, 0 AS attempts,
+                   e.traceparent, e.tracestate,
                    (e.ordering_hash & 2147483647) % :partitions AS partition_no,
                    (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
                    EXISTS (SELECT 1 FROM <schema>.outbox_retries r
@@ -369,16 +373,18 @@ final class RelaySql {
     /**
      * {@link #ADVANCE}, and in the same statement copies the page's failed, dead and held-back events
      * to outbox_retries (for held partitions only), so the copies and the position that passes them
-     * commit together.
+     * commit together. A copy keeps its event's trace context (V9), so a retry or a requeued dead
+     * letter still carries its writer's trace.
      * Locks: as {@link #ADVANCE}; inserts the retry rows.
      */
     private static final String SETTLE_PAGE_WITH_RETRIES = HELD_PARTITIONS + """
             , moved AS (
                 INSERT INTO <schema>.outbox_retries
                     (event_id, message_id, tenant_id, topic, partition_key, ordering_hash, payload, headers, created_at,
-                     status, attempts, next_attempt_at, last_error)
+                     traceparent, tracestate, status, attempts, next_attempt_at, last_error)
                 SELECT e.id, e.message_id, e.tenant_id, e.topic, e.partition_key, e.ordering_hash, e.payload, e.headers,
-                       e.created_at, m.status, m.attempts, now() + m.delay_millis * interval '1 millisecond', m.error
+                       e.created_at, e.traceparent, e.tracestate,
+                       m.status, m.attempts, now() + m.delay_millis * interval '1 millisecond', m.error
                 FROM unnest(:movedIds, :movedStatuses, :movedAttempts, :movedDelays, :movedErrors)
                          WITH ORDINALITY AS m(id, status, attempts, delay_millis, error, n)
                 JOIN <schema>.outbox_events e ON e.id = m.id
@@ -428,7 +434,7 @@ final class RelaySql {
                 SELECT * FROM (
                     SELECT r.event_id AS id, coalesce(r.message_id::text, r.event_id::text) AS message_id,
                            r.tenant_id, r.topic, r.partition_key, r.payload::text AS payload,
-                           r.headers::text AS headers, r.created_at, r.attempts,
+                           r.headers::text AS headers, r.created_at, r.attempts, r.traceparent, r.tracestate,
                            (r.ordering_hash & 2147483647) % :partitions AS partition_no,
                            (extract(epoch FROM now() - r.created_at) * 1000)::bigint AS age_millis,
                            false AS held_back,

@@ -1,5 +1,7 @@
 package dev.idempotency.outbox;
 
+import dev.idempotency.core.internal.tracing.TracedSpan;
+import dev.idempotency.core.internal.tracing.Traces;
 import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
@@ -24,6 +26,9 @@ import org.slf4j.LoggerFactory;
  * <p>A call that outlasts the bound is never overlapped: until it returns, every further call
  * answers UNAVAILABLE at once without reaching the publisher, so the relay pauses as for a broker
  * outage. That keeps one thread however often a publisher hangs, and no two calls on one publisher.
+ *
+ * <p>With tracing on, each call is the relay's send span ({@link Traces#startSend}), failed when any event
+ * was not published, with the first such status as its {@code error.type}.
  */
 final class TimeLimitedPublisher {
     private static final Logger log = LoggerFactory.getLogger(TimeLimitedPublisher.class);
@@ -31,12 +36,19 @@ final class TimeLimitedPublisher {
     private final Publisher publisher;
     private final long timeoutNanos;
     private final ThreadPoolExecutor caller;
+    private final Traces traces;
     // Whether a call overran; it has returned once the thread is idle (a cancelled Future is "done" at once).
     private boolean overran;
     private long overrunSince;
 
+    /** Without send spans. */
     TimeLimitedPublisher(Publisher publisher, Duration timeout, String threadName) {
+        this(publisher, timeout, threadName, Traces.none());
+    }
+
+    TimeLimitedPublisher(Publisher publisher, Duration timeout, String threadName, Traces traces) {
         this.publisher = publisher;
+        this.traces = traces;
         this.timeoutNanos = timeout.toNanos();
         this.caller = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
             Thread thread = new Thread(r, threadName);
@@ -47,6 +59,18 @@ final class TimeLimitedPublisher {
 
     /** One result per event, in order; never throws except when the calling thread is interrupted. */
     List<PublishResult> publish(List<OutboxEvent> events) throws InterruptedException {
+        if (traces == Traces.none()) {
+            return publishBounded(events);
+        }
+        try (TracedSpan span = traces.startSend(publisher.messagingSystem(), events)) {
+            List<PublishResult> results = publishBounded(events);
+            results.stream().filter(result -> result.status() != PublishResult.Status.PUBLISHED).findFirst()
+                    .ifPresent(failed -> span.error(failed.status().name().toLowerCase(java.util.Locale.ROOT)));
+            return results;
+        }
+    }
+
+    private List<PublishResult> publishBounded(List<OutboxEvent> events) throws InterruptedException {
         if (overran) {
             if (caller.getActiveCount() > 0) {
                 return all(events, PublishResult.unavailable("an earlier publish call has not returned for "

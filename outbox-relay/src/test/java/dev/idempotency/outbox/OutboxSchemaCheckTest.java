@@ -74,6 +74,19 @@ class OutboxSchemaCheckTest {
     }
 
     @Test
+    void aRelayRefusesAnOutboxWithoutTheTraceContextColumnsOfV9AndSaysHowToUpgrade() {
+        try (OutboxFixture outbox = OutboxFixture.createAtVersion("schema_v7", "7")) {
+            OutboxSchemaException refused = assertThrows(OutboxSchemaException.class,
+                    () -> OutboxRelay.builder(outbox.dataSource(), new RecordingPublisher("r", new PublicationLog()))
+                            .config(outbox.config("v7").build()).build().start());
+
+            assertTrue(refused.getMessage().startsWith("outbox relay not started: schema '" + outbox.schema()
+                    + "' predates migration V9 (trace context stored with events)"), refused.getMessage());
+            assertTrue(refused.getMessage().contains("IdempotencyMigrations.migrate(dataSource, \"" + outbox.schema() + "\")"));
+        }
+    }
+
+    @Test
     void rowsWrittenBeforeV3KeepTheirDecimalMessageIdAndLaterRowsGetAUuid() {
         try (OutboxFixture outbox = OutboxFixture.createAtVersion("schema_upgrade", "2")) {
             long before = outbox.insert("t", "orders", "k", "{}");

@@ -119,6 +119,19 @@ public final class TestDatabase {
         return password;
     }
 
+    /** A data source without a pool on the server: each connection is a new one. */
+    public javax.sql.DataSource simpleDataSource() {
+        org.postgresql.ds.PGSimpleDataSource dataSource = new org.postgresql.ds.PGSimpleDataSource();
+        dataSource.setUrl(url);
+        if (user != null) {
+            dataSource.setUser(user);
+        }
+        if (password != null) {
+            dataSource.setPassword(password);
+        }
+        return dataSource;
+    }
+
     /** A plain connection to the server, outside any pool; the caller closes it. */
     public Connection connect() throws SQLException {
         Properties properties = new Properties();

@@ -8,11 +8,17 @@ import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
 import dev.idempotency.core.internal.Labels;
+import dev.idempotency.core.internal.tracing.SpanOutcomes;
+import dev.idempotency.core.internal.tracing.TracedSpan;
+import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.core.internal.tracing.W3cContext;
+import dev.idempotency.core.tracing.Tracing;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +38,14 @@ import org.slf4j.LoggerFactory;
  * re-driving it after a fix) gets one more attempt each time. Failures the database reports as
  * transient ({@link TransientFailureException}: deadlocks, outages) are not the message's fault
  * and are not counted.
+ *
+ * <p>Tracing ({@link Builder#tracing}): each call of
+ * {@link #consume(String, String, Function, MessageHandler)} is a CONSUMER span named {@code process}
+ * that continues the trace the message carries in its {@code traceparent} header (a child of it when
+ * no span is current, else of the current one, and linked to it either way), with the outcome as
+ * {@code idempotency.outcome}: {@code first_run}, {@code replay}, {@code business_failure},
+ * {@code in_progress}, {@code transient_failure}, {@code invalid} or {@code dead_letter}. The message
+ * id, the tenant and the payload are never attributes.
  *
  * @param <TX> the executor's transaction type
  */
@@ -57,11 +71,13 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
     private final IdempotentExecutor<TX> executor;
     private final String name;
     private final int maxAttempts;
+    private final Traces traces;
 
-    private IdempotentConsumer(IdempotentExecutor<TX> executor, String name, int maxAttempts) {
+    private IdempotentConsumer(IdempotentExecutor<TX> executor, String name, int maxAttempts, Traces traces) {
         this.executor = executor;
         this.name = name;
         this.maxAttempts = maxAttempts;
+        this.traces = traces;
     }
 
     /**
@@ -89,7 +105,43 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
      * {@code Idempotency-Key} header of Kafka or HTTP), never the outbox row id, which repeats across outboxes.
      */
     public <X extends Exception> Delivery consume(String messageId, String tenant, MessageHandler<TX, X> handler) {
+        return consume(messageId, tenant, header -> null, handler);
+    }
+
+    /**
+     * {@link #consume(String, String, MessageHandler)} for a message whose headers may carry a trace:
+     * {@code headers} reads one header of the delivered message by name, null when absent (AMQP
+     * headers, NATS headers, Kafka record headers as UTF-8, HTTP request headers). Only
+     * {@code traceparent} and {@code tracestate} are read, and only with tracing on; a malformed one
+     * is ignored. The call's process span continues that trace (see the class comment).
+     */
+    public <X extends Exception> Delivery consume(String messageId, String tenant, Function<String, String> headers,
+                                                  MessageHandler<TX, X> handler) {
+        Objects.requireNonNull(headers, "headers");
         Objects.requireNonNull(handler, "handler");
+        if (traces == Traces.none()) {
+            return deliver(messageId, tenant, handler);
+        }
+        W3cContext message = W3cContext.lenient(headers.apply(W3cContext.TRACEPARENT), headers.apply(W3cContext.TRACESTATE));
+        try (TracedSpan span = traces.startProcess(name, message)) {
+            Delivery delivery = deliver(messageId, tenant, handler);
+            span.outcome(switch (delivery.outcome()) {
+                case APPLIED -> SpanOutcomes.FIRST_RUN;
+                case DUPLICATE -> SpanOutcomes.REPLAY;
+                case FAILED_PERMANENTLY -> SpanOutcomes.BUSINESS_FAILURE;
+                case IN_PROGRESS -> SpanOutcomes.IN_PROGRESS;
+                case TRANSIENT_FAILURE -> SpanOutcomes.TRANSIENT_FAILURE;
+                case INVALID -> SpanOutcomes.INVALID;
+                case DEAD_LETTER -> SpanOutcomes.DEAD_LETTER;
+            });
+            if (delivery.outcome() == Delivery.Outcome.TRANSIENT_FAILURE || delivery.outcome() == Delivery.Outcome.DEAD_LETTER) {
+                span.error(delivery.error().getClass().getName());
+            }
+            return delivery;
+        }
+    }
+
+    private <X extends Exception> Delivery deliver(String messageId, String tenant, MessageHandler<TX, X> handler) {
         String key;
         try {
             Labels.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);
@@ -165,6 +217,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         private final IdempotentExecutor<TX> executor;
         private final String name;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+        private Tracing tracing = Tracing.auto();
 
         private Builder(IdempotentExecutor<TX> executor, String name) {
             this.executor = executor;
@@ -174,6 +227,12 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         /** Failed attempts of one message after which it is dead-lettered; 1 to {@value #MAX_MAX_ATTEMPTS}. */
         public Builder<TX> maxAttempts(int maxAttempts) {
             this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** Whether and where calls make process spans; default {@link Tracing#auto()}. */
+        public Builder<TX> tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing");
             return this;
         }
 
@@ -195,7 +254,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
                 throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_MAX_ATTEMPTS
                         + " (was " + maxAttempts + ")");
             }
-            return new IdempotentConsumer<>(executor, name, maxAttempts);
+            return new IdempotentConsumer<>(executor, name, maxAttempts, Traces.of(tracing));
         }
     }
 }

@@ -1,6 +1,8 @@
 package dev.idempotency.core.outbox;
 
+import dev.idempotency.core.internal.tracing.W3cContext;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
@@ -21,9 +23,13 @@ import java.util.Objects;
  * @param headers string headers recorded with the event
  * @param createdAt when the emitting transaction wrote the event (database clock)
  * @param attempt 1 for the first publish attempt, 2 for the first retry, and so on
+ * @param traceparent the W3C {@code traceparent} of the span current when the event was written (its
+ *                    creation context), or null when none was (tracing off, or no span); a retry keeps it
+ * @param tracestate the W3C {@code tracestate} stored with it, or null
  */
 public record OutboxEvent(long id, String messageId, String tenant, String topic, String partitionKey,
-                          String payloadJson, Map<String, String> headers, Instant createdAt, int attempt) {
+                          String payloadJson, Map<String, String> headers, Instant createdAt, int attempt,
+                          String traceparent, String tracestate) {
     /** Longest accepted message id, so that it fits every broker's message id field and a consumer's key. */
     public static final int MAX_MESSAGE_ID_LENGTH = 128;
 
@@ -35,6 +41,33 @@ public record OutboxEvent(long id, String messageId, String tenant, String topic
         Objects.requireNonNull(payloadJson, "payloadJson");
         headers = Map.copyOf(Objects.requireNonNull(headers, "headers"));
         Objects.requireNonNull(createdAt, "createdAt");
+        if (traceparent != null || tracestate != null) {
+            new W3cContext(traceparent, tracestate); // throws IllegalArgumentException unless well-formed
+        }
+    }
+
+    /** An event without trace context. */
+    public OutboxEvent(long id, String messageId, String tenant, String topic, String partitionKey,
+                       String payloadJson, Map<String, String> headers, Instant createdAt, int attempt) {
+        this(id, messageId, tenant, topic, partitionKey, payloadJson, headers, createdAt, attempt, null, null);
+    }
+
+    /**
+     * The headers that carry the event's creation context, as the W3C Trace Context recommendation
+     * names them: {@code traceparent} and, when stored, {@code tracestate}; empty when the event has
+     * none. Publishers send them unchanged in the broker's own header field, so that a consumer's
+     * standard instrumentation continues the writer's trace.
+     */
+    public Map<String, String> traceHeaders() {
+        if (traceparent == null) {
+            return Map.of();
+        }
+        Map<String, String> trace = new LinkedHashMap<>(2);
+        trace.put(W3cContext.TRACEPARENT, traceparent);
+        if (tracestate != null) {
+            trace.put(W3cContext.TRACESTATE, tracestate);
+        }
+        return trace;
     }
 
     // Every publisher puts the id in a header field (HTTP, AMQP short string, NATS): printable ASCII fits all.

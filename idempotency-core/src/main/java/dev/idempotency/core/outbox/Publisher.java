@@ -13,7 +13,9 @@ import java.util.Optional;
  * same order. It reports per-event failures as results instead of throwing. The relay never passes
  * two events of the same {@code (tenant, topic, partitionKey)} in one call, so a publisher may send a
  * batch in any order. Each message carries {@link OutboxEvent#messageId()} (globally unique, never the
- * outbox row id) as its message id or dedup header, and the tenant, topic and partition key as headers.
+ * outbox row id) as its message id or dedup header, and the tenant, topic and partition key as headers;
+ * and the event's {@link OutboxEvent#traceHeaders()}, unchanged, in the broker's own header field, so
+ * that the writer's trace reaches the consumer.
  *
  * <p>Failures are told apart by who they are about. {@link PublishResult#retry(String)} and
  * {@link PublishResult#rejected(String)} are about one event: the relay counts an attempt against
@@ -40,6 +42,14 @@ public interface Publisher extends AutoCloseable {
      */
     default Optional<Duration> maxCallDuration() {
         return Optional.empty();
+    }
+
+    /**
+     * The broker's name as OpenTelemetry's {@code messaging.system} attribute spells it
+     * ({@code kafka}, {@code rabbitmq}, ...), for the relay's send spans. Default: {@code other}.
+     */
+    default String messagingSystem() {
+        return "other";
     }
 
     /** Releases connections; in-flight calls may fail. */

@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p>Every request carries {@value #IDEMPOTENCY_KEY}: the event's message id
  * ({@link OutboxEvent#messageId()}, unique across outboxes), on which the receiver deduplicates; {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
  * and {@code Outbox-Partition-Key}, encoded with {@link OutboxHeaders#encodeAsciiValue(String)} so
- * that any value fits; the configured static headers; and the event's own headers as they are,
+ * that any value fits; the configured static headers; the writer's trace context {@code traceparent}
+ * and {@code tracestate}, when the event has one ({@link OutboxEvent#traceHeaders()}, in place of a
+ * header of the same name); and the event's own headers as they are,
  * except those that are not valid HTTP headers, have a value that is not printable ASCII, or would
  * replace one of the above (those are skipped and logged at WARN).
  *
@@ -97,6 +99,12 @@ public final class HttpWebhookPublisher implements Publisher {
     }
 
     /** {@code connectTimeout + requestTimeout}: every request of a call ends by then. */
+    /** {@code webhook}: OpenTelemetry names no messaging system for HTTP endpoints. */
+    @Override
+    public String messagingSystem() {
+        return "webhook";
+    }
+
     @Override
     public Optional<Duration> maxCallDuration() {
         return Optional.of(requestDeadline);
@@ -170,6 +178,8 @@ public final class HttpWebhookPublisher implements Publisher {
                 .POST(HttpRequest.BodyPublishers.ofString(event.payloadJson(), StandardCharsets.UTF_8));
         event.headers().forEach((name, value) -> addEventHeader(request, event, name, value));
         config.headers().forEach(request::header);
+        // The writer's trace context, as stored (W3C values are printable ASCII): replaces any header of the same name.
+        event.traceHeaders().forEach(request::setHeader);
         return request
                 .header(IDEMPOTENCY_KEY, event.messageId())
                 .header("Content-Type", "application/json")

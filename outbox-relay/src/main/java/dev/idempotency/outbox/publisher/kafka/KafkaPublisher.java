@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  *       across outboxes); consumers use it as their idempotency key,</li>
  *   <li>{@value #TENANT_HEADER}, {@value #TOPIC_HEADER} (the event's topic, without prefix),
  *       {@value #PARTITION_KEY_HEADER},</li>
- *   <li>the event's own headers, except any that reuse one of the four names above.</li>
+ *   <li>{@code traceparent} and {@code tracestate}: the writer's trace context, when the event has one
+ *       ({@link OutboxEvent#traceHeaders()});</li>
+ *   <li>the event's own headers, except any that reuse one of the names above.</li>
  * </ul>
  *
  * <p>A {@link #publish} hands the whole batch to the producer, then waits for all acknowledgements
@@ -93,6 +95,12 @@ public final class KafkaPublisher implements Publisher {
     }
 
     /** The publish timeout: every call returns within it of its start. */
+    /** {@code kafka}. */
+    @Override
+    public String messagingSystem() {
+        return "kafka";
+    }
+
     @Override
     public Optional<Duration> maxCallDuration() {
         return Optional.of(config.publishTimeout());

@@ -34,7 +34,8 @@ final class OutboxRecords {
     /**
      * The record: key = partition key, so one key always lands on one partition in order; value = the
      * JSON payload; headers = the event's own, then the reserved ones, which an event header of the same
-     * name cannot replace.
+     * name cannot replace, then the writer's trace context ({@code traceparent}, {@code tracestate}) when
+     * the event has one, in place of any event header of those names.
      */
     ProducerRecord<byte[], byte[]> record(OutboxEvent event) {
         ProducerRecord<byte[], byte[]> record =
@@ -52,6 +53,8 @@ final class OutboxRecords {
         headers.add(KafkaPublisher.TENANT_HEADER, utf8(event.tenant()));
         headers.add(KafkaPublisher.TOPIC_HEADER, utf8(event.topic()));
         headers.add(KafkaPublisher.PARTITION_KEY_HEADER, utf8(event.partitionKey()));
+        // The writer's trace context, as stored: replaces an event header of the same name.
+        event.traceHeaders().forEach((name, value) -> headers.remove(name).add(name, utf8(value)));
         return record;
     }
 

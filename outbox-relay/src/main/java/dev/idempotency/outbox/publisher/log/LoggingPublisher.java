@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A publisher that writes each event to an SLF4J logger and reports it published: the default for a
  * first run, to watch the outbox flow without a broker. At INFO it logs the event id, message id,
- * tenant, topic, partition key, attempt and payload size, never the payload; at DEBUG a second line
+ * tenant, topic, partition key, attempt and payload size (and the writer's {@code traceparent} when the
+ * event has one), never the payload; at DEBUG a second line
  * gives the headers and the payload.
  */
 public final class LoggingPublisher implements Publisher {
@@ -40,7 +41,12 @@ public final class LoggingPublisher implements Publisher {
     public List<PublishResult> publish(List<OutboxEvent> events) {
         List<PublishResult> results = new ArrayList<>(events.size());
         for (OutboxEvent event : events) {
-            if (logger.isInfoEnabled()) {
+            if (logger.isInfoEnabled() && event.traceparent() != null) {
+                logger.info("outbox event {} messageId={} tenant={} topic={} partitionKey={} attempt={} payloadBytes={}"
+                                + " traceparent={}", event.id(), event.messageId(), event.tenant(), event.topic(),
+                        event.partitionKey(), event.attempt(), event.payloadJson().getBytes(StandardCharsets.UTF_8).length,
+                        event.traceparent());
+            } else if (logger.isInfoEnabled()) {
                 logger.info("outbox event {} messageId={} tenant={} topic={} partitionKey={} attempt={} payloadBytes={}",
                         event.id(), event.messageId(), event.tenant(), event.topic(), event.partitionKey(), event.attempt(),
                         event.payloadJson().getBytes(StandardCharsets.UTF_8).length);
@@ -49,6 +55,12 @@ public final class LoggingPublisher implements Publisher {
             results.add(PublishResult.published());
         }
         return results;
+    }
+
+    /** {@code log}: not a broker, named for the relay's send spans. */
+    @Override
+    public String messagingSystem() {
+        return "log";
     }
 
     /** Nothing to release. */

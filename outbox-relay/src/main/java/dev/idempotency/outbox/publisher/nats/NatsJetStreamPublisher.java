@@ -184,6 +184,12 @@ public final class NatsJetStreamPublisher implements Publisher {
         }
     }
 
+    /** {@code nats}. */
+    @Override
+    public String messagingSystem() {
+        return "nats";
+    }
+
     private Headers headers(OutboxEvent event) {
         Headers headers = new Headers();
         event.headers().forEach((name, value) -> {
@@ -201,6 +207,8 @@ public final class NatsJetStreamPublisher implements Publisher {
                 log.warn("outbox event {}: header '{}' not sent: NATS refused its name or value", event.id(), name);
             }
         });
+        // The writer's trace context, as stored (W3C values are printable ASCII): replaces an event header of the same name.
+        event.traceHeaders().forEach(headers::put);
         return headers
                 .put(MESSAGE_ID_HEADER, event.messageId())
                 .put(OutboxHeaders.TENANT, OutboxHeaders.encodeAsciiValue(event.tenant()))

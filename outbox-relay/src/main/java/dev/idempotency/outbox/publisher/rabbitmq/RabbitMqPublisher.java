@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * <p>Each message is persistent (delivery mode 2), has content type {@code application/json},
  * AMQP {@code message-id} = the event's message id ({@link OutboxEvent#messageId()}, unique across
  * outboxes), and headers {@code Outbox-Tenant}, {@code Outbox-Topic},
- * {@code Outbox-Partition-Key} (as UTF-8 strings) plus the event's own headers (those that would
+ * {@code Outbox-Partition-Key} (as UTF-8 strings), the writer's trace context {@code traceparent} and
+ * {@code tracestate} when the event has one ({@link OutboxEvent#traceHeaders()}), plus the event's own headers (those that would
  * replace the former, or whose names exceed 255 bytes, are skipped and logged at WARN). It goes to
  * {@link RabbitMqPublisherConfig#exchange()} with the topic as routing key.
  *
@@ -215,6 +216,12 @@ public final class RabbitMqPublisher implements Publisher {
         }
     }
 
+    /** {@code rabbitmq}. */
+    @Override
+    public String messagingSystem() {
+        return "rabbitmq";
+    }
+
     private AMQP.BasicProperties properties(OutboxEvent event) {
         Map<String, Object> headers = new HashMap<>();
         event.headers().forEach((name, value) -> {
@@ -227,6 +234,8 @@ public final class RabbitMqPublisher implements Publisher {
         headers.put(OutboxHeaders.TENANT, event.tenant());
         headers.put(OutboxHeaders.TOPIC, event.topic());
         headers.put(OutboxHeaders.PARTITION_KEY, event.partitionKey());
+        // The writer's trace context, as stored: replaces an event header of the same name.
+        headers.putAll(event.traceHeaders());
         return new AMQP.BasicProperties.Builder()
                 .messageId(event.messageId())
                 .contentType("application/json")

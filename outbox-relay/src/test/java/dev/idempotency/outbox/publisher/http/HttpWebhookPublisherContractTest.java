@@ -42,7 +42,8 @@ class HttpWebhookPublisherContractTest extends PublisherContract {
                 .map(request -> new Arrived(request.header(HttpWebhookPublisher.IDEMPOTENCY_KEY),
                         OutboxHeaders.decodeAsciiValue(request.header(OutboxHeaders.TENANT)),
                         OutboxHeaders.decodeAsciiValue(request.header(OutboxHeaders.TOPIC)),
-                        OutboxHeaders.decodeAsciiValue(request.header(OutboxHeaders.PARTITION_KEY))))
+                        OutboxHeaders.decodeAsciiValue(request.header(OutboxHeaders.PARTITION_KEY)),
+                        trace(name -> request.headers().containsKey(name) ? String.join(",", request.headers().get(name)) : null)))
                 .toList();
     }
 }

@@ -79,11 +79,18 @@ class KafkaPublisherContractTest extends PublisherContract {
                     Headers headers = record.headers();
                     arrived.add(new Arrived(header(headers, KafkaPublisher.MESSAGE_ID_HEADER),
                             header(headers, KafkaPublisher.TENANT_HEADER), header(headers, KafkaPublisher.TOPIC_HEADER),
-                            header(headers, KafkaPublisher.PARTITION_KEY_HEADER)));
+                            header(headers, KafkaPublisher.PARTITION_KEY_HEADER), trace(name -> all(headers, name))));
                 }
             }
         }
         return arrived;
+    }
+
+    /** Every value of a header, joined with a comma; null when absent. */
+    private static String all(Headers headers, String name) {
+        List<String> values = new ArrayList<>();
+        headers.headers(name).forEach(header -> values.add(new String(header.value(), StandardCharsets.UTF_8)));
+        return values.isEmpty() ? null : String.join(",", values);
     }
 
     private static String header(Headers headers, String name) {

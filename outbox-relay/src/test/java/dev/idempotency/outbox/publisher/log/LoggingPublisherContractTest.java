@@ -3,6 +3,7 @@ package dev.idempotency.outbox.publisher.log;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.PublisherContract;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.event.Level;
@@ -13,7 +14,8 @@ import org.slf4j.event.Level;
  */
 class LoggingPublisherContractTest extends PublisherContract {
     private static final Pattern INFO_LINE = Pattern.compile(
-            "outbox event \\d+ messageId=(\\S+) tenant=(\\S+) topic=(\\S+) partitionKey=(.*) attempt=\\d+ payloadBytes=\\d+");
+            "outbox event \\d+ messageId=(\\S+) tenant=(\\S+) topic=(\\S+) partitionKey=(.*) attempt=\\d+ payloadBytes=\\d+"
+                    + "(?: traceparent=(\\S+))?");
 
     private final RecordingLogger logger = new RecordingLogger(Level.INFO);
 
@@ -32,6 +34,12 @@ class LoggingPublisherContractTest extends PublisherContract {
         return null;
     }
 
+    /** Its INFO line names the traceparent only. */
+    @Override
+    protected boolean sendsTracestate() {
+        return false;
+    }
+
     @Override
     protected boolean boundsItsCalls() {
         return false;
@@ -42,7 +50,8 @@ class LoggingPublisherContractTest extends PublisherContract {
         return logger.lines().stream()
                 .map(line -> INFO_LINE.matcher(line.text()))
                 .filter(Matcher::matches)
-                .map(m -> new Arrived(m.group(1), m.group(2), m.group(3), m.group(4)))
+                .map(m -> new Arrived(m.group(1), m.group(2), m.group(3), m.group(4),
+                        m.group(5) == null ? Map.of() : Map.of("traceparent", m.group(5))))
                 .toList();
     }
 }

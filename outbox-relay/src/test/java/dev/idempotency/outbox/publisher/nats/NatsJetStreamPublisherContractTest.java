@@ -77,7 +77,8 @@ class NatsJetStreamPublisherContractTest extends PublisherContract {
             arrived.add(new Arrived(headers.getFirst(NatsJetStreamPublisher.MESSAGE_ID_HEADER),
                     OutboxHeaders.decodeAsciiValue(headers.getFirst(OutboxHeaders.TENANT)),
                     OutboxHeaders.decodeAsciiValue(headers.getFirst(OutboxHeaders.TOPIC)),
-                    OutboxHeaders.decodeAsciiValue(headers.getFirst(OutboxHeaders.PARTITION_KEY))));
+                    OutboxHeaders.decodeAsciiValue(headers.getFirst(OutboxHeaders.PARTITION_KEY)),
+                    trace(name -> headers.containsKey(name) ? String.join(",", headers.get(name)) : null)));
         }
         return arrived;
     }

@@ -71,7 +71,8 @@ class RabbitMqPublisherContractTest extends PublisherContract {
             }
             Map<String, Object> headers = response.getProps().getHeaders();
             arrived.add(new Arrived(response.getProps().getMessageId(), String.valueOf(headers.get(OutboxHeaders.TENANT)),
-                    String.valueOf(headers.get(OutboxHeaders.TOPIC)), String.valueOf(headers.get(OutboxHeaders.PARTITION_KEY))));
+                    String.valueOf(headers.get(OutboxHeaders.TOPIC)), String.valueOf(headers.get(OutboxHeaders.PARTITION_KEY)),
+                    trace(name -> headers.containsKey(name) ? String.valueOf(headers.get(name)) : null)));
         }
         return arrived;
     }
