@@ -40,7 +40,7 @@ class EveryWriterTakesTheKeyLockMigrationTest {
         }
         List<String> before = strings("SELECT e::text FROM outbox_events e ORDER BY id");
 
-        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "8");
 
         assertEquals(before, strings("SELECT e::text FROM outbox_events e ORDER BY id"));
         assertEquals(List.of("4", "5"), List.of(one(EVENT.formatted("a")), one(EVENT.formatted("c"))),

@@ -119,6 +119,8 @@ public record IdempotencyProperties(
      * @param positionWriteInterval the longest time between position writes while the relay keeps up
      *               (see {@code OutboxRelayConfig.positionWriteInterval()}); 0 writes after every page
      * @param metricsRefreshInterval how often the backlog and dead-letter gauges are read from the database
+     * @param stallAfter the relay's health is DOWN once the same event has stayed the oldest pending one this
+     *               long across health checks, only aging: the relays make no progress (see {@code OutboxStall})
      */
     public record Relay(
             @DefaultValue("false") boolean enabled,
@@ -130,6 +132,7 @@ public record IdempotencyProperties(
             @DefaultValue("1s") Duration idlePollMax,
             @DefaultValue("10ms") Duration linger,
             @DefaultValue("100ms") Duration positionWriteInterval,
-            @DefaultValue("10s") Duration metricsRefreshInterval) {
+            @DefaultValue("10s") Duration metricsRefreshInterval,
+            @DefaultValue("5m") Duration stallAfter) {
     }
 }

@@ -26,6 +26,6 @@ public class IdempotencyHealthAutoConfiguration {
     @ConditionalOnMissingBean(name = "outboxRelayHealthIndicator")
     HealthIndicator outboxRelayHealthIndicator(RelayLifecycle relay, DataSource dataSource,
                                                IdempotencyProperties properties) {
-        return new RelayHealthIndicator(new RelayHealth(relay, dataSource, properties.schema()));
+        return new RelayHealthIndicator(new RelayHealth(relay, dataSource, properties.schema(), properties.relay().stallAfter()));
     }
 }

@@ -5,8 +5,9 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * The relay's health ({@link RelayHealth}) as spring-boot-health's health indicator: UP while the relay runs
- * and the outbox can be read, DOWN when it is not running or the database does not answer.
+ * The relay's health ({@link RelayHealth}) as spring-boot-health's health indicator: UP while the relay runs,
+ * the outbox can be read and the relay makes progress; DOWN when it is not running, is stalled or the
+ * database does not answer.
  */
 final class RelayHealthIndicator extends AbstractHealthIndicator {
     private final RelayHealth health;
@@ -18,6 +19,7 @@ final class RelayHealthIndicator extends AbstractHealthIndicator {
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        (health.up() ? builder.up() : builder.down()).withDetails(health.details());
+        RelayHealth.Check check = health.check();
+        (check.up() ? builder.up() : builder.down()).withDetails(check.details());
     }
 }
