@@ -3,6 +3,7 @@ package dev.idempotency.spring.boot;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotentExecutor;
 import dev.idempotency.core.outbox.Publisher;
+import dev.idempotency.core.tracing.Tracing;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.jdbc.Sweeper;
@@ -14,6 +15,7 @@ import dev.idempotency.spring.SpringCallerTransaction;
 import dev.idempotency.spring.boot.IdempotencyProperties.MigrationMode;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -25,6 +27,7 @@ import org.springframework.boot.sql.init.dependency.DatabaseInitializationDepend
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.util.ClassUtils;
 
 /**
  * Builds the library from the application's {@link DataSource}: the migrations, the executor, the
@@ -44,6 +47,7 @@ import org.springframework.context.annotation.Import;
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public class IdempotencyAutoConfiguration {
+    private static final String OPEN_TELEMETRY = "io.opentelemetry.api.OpenTelemetry";
 
     /**
      * The library's migrations, a database initializer to Spring Boot
@@ -96,13 +100,38 @@ public class IdempotencyAutoConfiguration {
      * The executor on the application's data source, joined to Spring's transactions. Its commits that wrote outbox events wake the
      * relay in this application, if one runs; its outcomes are counted when Micrometer is there.
      */
+    /**
+     * Which tracing the executor, the HTTP layer and the relay use: the application's
+     * {@code io.opentelemetry.api.OpenTelemetry} bean when it has one (Spring Boot makes one with Micrometer
+     * Tracing's OpenTelemetry bridge), so the library's spans go where the application's go; else
+     * {@link Tracing#auto()}; {@code idempotency.tracing.enabled=false}: {@link Tracing#disabled()}. The
+     * OpenTelemetry type is looked up by name, so nothing of it loads where it is absent.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    Tracing idempotencyTracing(IdempotencyProperties properties, ListableBeanFactory beans) {
+        if (!properties.tracing().enabled()) {
+            return Tracing.disabled();
+        }
+        ClassLoader loader = IdempotencyAutoConfiguration.class.getClassLoader();
+        if (ClassUtils.isPresent(OPEN_TELEMETRY, loader)) {
+            Object openTelemetry = beans.getBeanProvider(ClassUtils.resolveClassName(OPEN_TELEMETRY, loader)).getIfUnique();
+            if (openTelemetry != null) {
+                return Tracing.openTelemetry(openTelemetry);
+            }
+        }
+        return Tracing.auto();
+    }
+
     @Bean
     @ConditionalOnMissingBean(IdempotentExecutor.class)
     IdempotentExecutor<PostgresTransaction> idempotentExecutor(DataSource dataSource, IdempotencyConfig config,
+                                                               Tracing tracing,
                                                                ObjectProvider<RelayLifecycle> relay,
                                                                ObjectProvider<ExecutorOutcomeListener> listeners) {
         RelayLifecycle wake = relay.getIfAvailable();
         PostgresIdempotentExecutor.Builder builder = PostgresIdempotentExecutor.builder(dataSource).config(config)
+                .tracing(tracing)
                 // Inside a Spring transaction on this DataSource, a call joins it: the application's
                 // JdbcTemplate/JPA writes, the key and the events commit or roll back together.
                 .joinCallerTransactions(SpringCallerTransaction.builder(dataSource).build());
@@ -150,7 +179,7 @@ public class IdempotencyAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         RelayLifecycle outboxRelay(DataSource dataSource, Publisher publisher, IdempotencyProperties properties,
-                                   ObjectProvider<OutboxRelayListener> listeners) {
+                                   Tracing tracing, ObjectProvider<OutboxRelayListener> listeners) {
             IdempotencyProperties.Relay relay = properties.relay();
             OutboxRelayConfig.Builder config = OutboxRelayConfig.builder().schema(properties.schema())
                     .partitions(relay.partitions()).batchSize(relay.batchSize()).idlePollMax(relay.idlePollMax())
@@ -161,7 +190,7 @@ public class IdempotencyAutoConfiguration {
             OutboxRelayConfig built = config.build();
             OutboxRelayListener listener = CompositeRelayListener.of(listeners.orderedStream().toList());
             return new RelayLifecycle(() -> OutboxRelay.builder(dataSource, publisher).config(built).listener(listener)
-                    .build());
+                    .tracing(tracing).build());
         }
     }
 

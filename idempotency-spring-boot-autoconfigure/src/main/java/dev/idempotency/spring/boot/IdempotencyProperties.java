@@ -21,6 +21,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param http which requests need an {@code Idempotency-Key} and what of a response is stored
  * @param sweeper the background job failing expired leases and purging expired keys and published events
  * @param relay the outbox relay that publishes committed events to a broker
+ * @param tracing the library's spans and the trace context stored with outbox events
  */
 @ConfigurationProperties("idempotency")
 public record IdempotencyProperties(
@@ -33,7 +34,15 @@ public record IdempotencyProperties(
         @DefaultValue Migrations migrations,
         @DefaultValue Http http,
         @DefaultValue Sweeper sweeper,
-        @DefaultValue Relay relay) {
+        @DefaultValue Relay relay,
+        @DefaultValue TracingSettings tracing) {
+
+    /**
+     * @param enabled whether the executor, the HTTP layer and the relay store and send trace context and
+     *                make spans (with the OpenTelemetry API on the classpath); false turns all of it off
+     */
+    public record TracingSettings(@DefaultValue("true") boolean enabled) {
+    }
 
     /** Who creates the library's tables. */
     public enum MigrationMode {

@@ -2,6 +2,7 @@ package dev.idempotency.spring.boot.web;
 
 import dev.idempotency.core.IdempotentExecutor;
 import dev.idempotency.core.outbox.OutboxWriter;
+import dev.idempotency.core.tracing.Tracing;
 import dev.idempotency.http.IdempotentHttp;
 import dev.idempotency.http.IdempotentHttpConfig;
 import dev.idempotency.jdbc.PostgresTransaction;
@@ -69,8 +70,8 @@ public class IdempotencyWebAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     IdempotentHttp<PostgresTransaction> idempotentHttp(IdempotentExecutor<PostgresTransaction> executor,
-                                                       IdempotentHttpConfig config) {
-        return IdempotentHttp.builder(executor).config(config).build();
+                                                       IdempotentHttpConfig config, Tracing tracing) {
+        return IdempotentHttp.builder(executor).config(config).tracing(tracing).build();
     }
 
     /** The current request's idempotent call: its key, tenant and outbox. */

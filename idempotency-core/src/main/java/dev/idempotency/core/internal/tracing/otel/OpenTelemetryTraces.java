@@ -20,6 +20,7 @@ import io.opentelemetry.context.propagation.TextMapGetter;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * {@link Traces} on the OpenTelemetry API: the context stored with events is the current span's, in
@@ -59,6 +60,15 @@ public final class OpenTelemetryTraces implements Traces {
         }
     };
 
+    /**
+     * The global instance without fixing it: {@code GlobalOpenTelemetry.getOrNoop()}, which recent APIs
+     * have. Older ones (Spring Boot 3.5 manages 1.49) have only {@code get()}, which, asked before the
+     * application registers its SDK, would fix the global instance to a no-op for good; with those,
+     * {@link dev.idempotency.core.tracing.Tracing#auto()} makes no spans of its own (the current context is
+     * still stored and sent), and {@code Tracing.openTelemetry(instance)} does.
+     */
+    private static final Supplier<OpenTelemetry> GLOBAL = globalWithoutFixingIt();
+
     /** The instance given, or null for the global one. */
     private final OpenTelemetry fixed;
     /** The tracer of the last instance seen, so that a tracer is looked up once per instance. */
@@ -76,8 +86,18 @@ public final class OpenTelemetryTraces implements Traces {
         return new OpenTelemetryTraces((OpenTelemetry) openTelemetry);
     }
 
+    private static Supplier<OpenTelemetry> globalWithoutFixingIt() {
+        try {
+            GlobalOpenTelemetry.class.getMethod("getOrNoop");
+        } catch (NoSuchMethodException olderApi) {
+            return OpenTelemetry::noop;
+        }
+        // A lambda, not a method reference: the call is linked when first run, which an older API never does.
+        return () -> GlobalOpenTelemetry.getOrNoop();
+    }
+
     private Tracer tracer() {
-        OpenTelemetry openTelemetry = fixed != null ? fixed : GlobalOpenTelemetry.getOrNoop();
+        OpenTelemetry openTelemetry = fixed != null ? fixed : GLOBAL.get();
         TracerOf known = last;
         if (known == null || known.openTelemetry() != openTelemetry) {
             known = new TracerOf(openTelemetry, openTelemetry.getTracer(SCOPE));
