@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.consumer.Delivery;
 import dev.idempotency.core.consumer.IdempotentConsumer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -16,6 +17,7 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -219,6 +221,106 @@ class IdempotentBatchConsumerTest {
         assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 10), outcomes(failed));
         assertTrue(failed.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
         assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "auditing");
+    }
+
+    @Test
+    void eventsAHandlerPublishesCommitWithItsMessageAndVanishWithAFailedOne() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 5);
+        String failing = batch.get(1).id();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("projecting", 5), batch, (tx, message) -> {
+            ship(tx, message);
+            tx.outbox().publish("shipments", message.id(), Map.of("shipped", message.id()));
+            tx.outbox().publish("shipments", message.id(), Map.of("second", message.id()));
+            if (message.id().equals(failing)) {
+                throw new IllegalStateException("after publishing");
+            }
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 4, Delivery.Outcome.TRANSIENT_FAILURE, 1), outcomes(results));
+        for (Message message : batch) {
+            boolean good = !message.id().equals(failing);
+            assertEquals(good ? 2 : 0, db.outboxEvents("t1", message.id()), message.id());
+            assertEquals(good ? 1 : 0, db.keyRows("projecting:" + message.id(), "t1"), message.id());
+        }
+    }
+
+    @Test
+    void aMessageAnotherTransactionHoldsPastTheWaitBudgetMakesTheBatchInProgressAndRunsNothing() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 5);
+        IdempotentBatchConsumer impatient = IdempotentBatchConsumer.builder(
+                db.executor(config -> config.waitBudget(Duration.ofMillis(200))), "holding").build();
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentBatchConsumer.Handler<Message> handler = (tx, message) -> {
+            runs.incrementAndGet();
+            ship(tx, message);
+        };
+        try (Handle holder = db.jdbi.open()) {
+            holder.begin();
+            // Another consumer instance is applying message 3 right now: its key row is uncommitted.
+            holder.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, expires_at) "
+                    + "VALUES ('t1', ?, 'processing', now() + interval '1 day')", "holding:" + batch.get(3).id());
+
+            List<IdempotentBatchConsumer.Result<Message>> waited = consume(impatient, batch, handler);
+
+            assertEquals(Map.of(Delivery.Outcome.IN_PROGRESS, 5), outcomes(waited));
+            assertTrue(waited.stream().allMatch(result -> result.delivery().retryLater()));
+            assertEquals(0, runs.get());
+            holder.rollback();
+        }
+        assertRedeliveryRunsEveryMessageOnce(impatient, batch, prefix, "holding");
+    }
+
+    @Test
+    void anExpiredSettledKeyIsClaimedAgainAsTheExecutorWouldReclaimIt() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 3);
+        IdempotentBatchConsumer consumer = consumer("expiring", 5);
+        IdempotentBatchConsumer.Handler<Message> handler = IdempotentBatchConsumerTest::ship;
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 3), outcomes(consume(consumer, batch, handler)));
+        db.schema.execute("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' "
+                + "WHERE idempotency_key = 'expiring:" + batch.get(0).id() + "'");
+
+        List<IdempotentBatchConsumer.Result<Message>> again = consume(consumer, batch, handler);
+
+        assertEquals(Delivery.Outcome.APPLIED, outcomeOf(again, batch.get(0).id()));
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 1, Delivery.Outcome.DUPLICATE, 2), outcomes(again));
+        assertEquals(2, shipments(batch.get(0).id()), "past its retention a message id is new again, as in the executor");
+        assertEquals(1, shipments(batch.get(1).id()));
+    }
+
+    @Test
+    void failedAttemptsCountTogetherWithTheOneMessageConsumerOfTheSameName() {
+        String messageId = UUID.randomUUID().toString();
+        IdempotentConsumer<PostgresTransaction> single = IdempotentConsumer.builder(executor, "counting").maxAttempts(2).build();
+        Delivery first = single.consume(messageId, "t1", tx -> {
+            throw new IllegalStateException("first attempt");
+        });
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, first.outcome());
+
+        List<IdempotentBatchConsumer.Result<Message>> second = consume(consumer("counting", 2),
+                List.of(new Message(messageId, "t1", "p")), (tx, message) -> {
+                    throw new IllegalStateException("second attempt");
+                });
+
+        assertEquals(Delivery.Outcome.DEAD_LETTER, second.get(0).delivery().outcome());
+        assertEquals(0, db.keyRows("counting:" + messageId, "t1"));
+    }
+
+    @Test
+    void aMalformedMessageIdIsInvalidAndTheOthersAreApplied() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = new ArrayList<>(messages(prefix, 2));
+        batch.add(1, new Message(" ", "t1", "blank id"));
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("validating", 5), batch,
+                IdempotentBatchConsumerTest::ship);
+
+        assertEquals(List.of(Delivery.Outcome.APPLIED, Delivery.Outcome.INVALID, Delivery.Outcome.APPLIED),
+                results.stream().map(result -> result.delivery().outcome()).toList());
+        assertEquals(0, shipments(" "));
     }
 
     private static void assertRedeliveryRunsEveryMessageOnce(IdempotentBatchConsumer consumer, List<Message> batch,
