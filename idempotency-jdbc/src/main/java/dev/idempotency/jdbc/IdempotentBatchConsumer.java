@@ -125,7 +125,9 @@ public final class IdempotentBatchConsumer {
     /**
      * Applies one message's effects in the batch's transaction, through {@link PostgresTransaction#handle()}
      * and its outbox. Throw {@link BusinessFailure} for a message that can never be applied; any other
-     * exception undoes this message's writes only. Never commit, roll back or close the handle.
+     * exception undoes this message's writes only. Never commit, roll back or close the handle: a
+     * handler that does makes {@link #consume} throw {@link IllegalStateException}, and the messages
+     * whose writes it committed are stored as failed, for an operator to reconcile.
      *
      * @param <M> the broker's message type
      */
@@ -154,6 +156,8 @@ public final class IdempotentBatchConsumer {
      *        the outbox row id; a malformed one makes that message {@link Delivery.Outcome#INVALID}
      * @param tenant reads a message's tenant
      * @throws IllegalArgumentException more than {@value #MAX_BATCH_SIZE} messages
+     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction
+     * @throws PoolerBreaksPreparedStatementsException the executor refused its pool's connection pooler
      * @throws RuntimeException the database refused the claim for a reason no retry fixes (for example
      *         {@link dev.idempotency.core.SchemaNotMigratedException}); nothing ran
      */
@@ -219,6 +223,8 @@ public final class IdempotentBatchConsumer {
             }
             try {
                 handleAndCommit(handle, batch, claimed, handler);
+            } catch (TransactionEndedByHandlerException e) {
+                throw e;
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
                 Delivery undone = undone(e);
@@ -316,6 +322,7 @@ public final class IdempotentBatchConsumer {
                     executor.config().maxOutboxPayloadBytes(), executor.traces());
             try {
                 handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
+                requireOpenTransaction(handle, batch, claimed, claim);
                 outbox.close();
                 if (outbox.size() > 0) {
                     // Its events go in with its result, inside its savepoint, as the executor's completion writes them.
@@ -326,7 +333,10 @@ public final class IdempotentBatchConsumer {
                 }
                 batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
                 beforeNext = NEXT_SAVEPOINT;
+            } catch (TransactionEndedByHandlerException e) {
+                throw e;
             } catch (Exception e) {
+                requireOpenTransaction(handle, batch, claimed, claim);
                 outbox.discard();
                 outbox.close();
                 // Undoes this message's writes (and clears an aborted transaction), keeping the others'.
@@ -381,6 +391,53 @@ public final class IdempotentBatchConsumer {
         }
         if (wroteEvents) {
             signalOutboxCommit();
+        }
+    }
+
+    /**
+     * Refuses to go on when {@code current}'s handler committed, rolled back or closed the batch's
+     * transaction through Jdbi. If it committed, the batch's claims were committed as processing
+     * with the handlers' writes so far: the messages whose handlers ran and kept their writes
+     * ({@code current} and those applied) are marked failed ({@link CallbackRunner#ENDED_BY_CALLBACK},
+     * as the executor marks its own), so retries see it rather than a key stuck in progress or a
+     * second run; the other claims are removed, so their messages run when redelivered.
+     */
+    private void requireOpenTransaction(Handle handle, Batch<?> batch, List<Claim> claimed, Claim current) {
+        if (!handle.isClosed() && (connectionClosed(handle) || handle.isInTransaction())) {
+            return; // a connection that died is the batch's failure, not the handler's breach
+        }
+        int marked = 0;
+        if (!handle.isClosed()) {
+            Connection connection = handle.getConnection();
+            String failure = codec.encodeFailure(new BusinessFailure(CallbackRunner.ENDED_BY_CALLBACK, "A handler of the "
+                    + "batch ended its transaction itself; what the handlers wrote may have been committed without a "
+                    + "stored result. Reconcile by hand."));
+            List<Claim> rest = new ArrayList<>();
+            for (Claim claim : claimed) {
+                Delivery decided = batch.decisions[claim.index];
+                if (claim == current || (decided != null && decided.outcome() == Delivery.Outcome.APPLIED)) {
+                    marked += sql.failAbandonedKey.update(connection, call -> call.text("tenant", claim.tenant)
+                            .text("key", claim.key).text("failure", failure));
+                } else {
+                    rest.add(claim);
+                }
+            }
+            if (!rest.isEmpty()) {
+                sql.releaseBatchClaims.update(connection, call -> bindKeys(call, rest));
+            }
+        }
+        throw new TransactionEndedByHandlerException("The handler of a message of batch consumer " + name + " committed, "
+                + "rolled back or closed the batch's transaction. " + (marked > 0 ? marked + " message(s) whose writes "
+                + "were committed without a result are stored as failed with code " + CallbackRunner.ENDED_BY_CALLBACK
+                + "; the others run again when redelivered." : "Nothing was stored.")
+                + " Let the batch consumer end the transaction.");
+    }
+
+    private static boolean connectionClosed(Handle handle) {
+        try {
+            return handle.getConnection().isClosed();
+        } catch (SQLException e) {
+            return true;
         }
     }
 
@@ -440,6 +497,13 @@ public final class IdempotentBatchConsumer {
             executor.afterOutboxCommit().run();
         } catch (RuntimeException e) {
             log.warn("the after-outbox-commit listener failed; the relay will find the events by polling", e);
+        }
+    }
+
+    /** A handler ended the batch's transaction itself: a bug in the handler, reported to the caller. */
+    private static final class TransactionEndedByHandlerException extends IllegalStateException {
+        TransactionEndedByHandlerException(String message) {
+            super(message);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.idempotency.jdbc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.BusinessFailure;
@@ -321,6 +322,32 @@ class IdempotentBatchConsumerTest {
         assertEquals(List.of(Delivery.Outcome.APPLIED, Delivery.Outcome.INVALID, Delivery.Outcome.APPLIED),
                 results.stream().map(result -> result.delivery().outcome()).toList());
         assertEquals(0, shipments(" "));
+    }
+
+    @Test
+    void aHandlerThatCommitsTheBatchItselfIsRefusedAndWhatItCommittedIsMarkedForReconciliation() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 5);
+        IdempotentBatchConsumer consumer = consumer("committing", 5);
+
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> consume(consumer, batch,
+                (tx, message) -> {
+                    ship(tx, message);
+                    if (message.id().equals(batch.get(2).id())) {
+                        tx.handle().commit();
+                    }
+                }));
+
+        assertTrue(refused.getMessage().contains(CallbackRunner.ENDED_BY_CALLBACK), refused.getMessage());
+        for (int m = 0; m < 5; m++) {
+            String id = batch.get(m).id();
+            assertEquals(m <= 2 ? 1 : 0, shipments(id), id);
+            assertEquals(m <= 2 ? 1 : 0, db.keyRows("committing:" + id, "t1"), id);
+        }
+        List<IdempotentBatchConsumer.Result<Message>> redelivered = consume(consumer, batch, IdempotentBatchConsumerTest::ship);
+        assertEquals(Map.of(Delivery.Outcome.FAILED_PERMANENTLY, 3, Delivery.Outcome.APPLIED, 2), outcomes(redelivered));
+        assertEquals(1, shipments(batch.get(0).id()));
+        assertEquals(1, shipments(batch.get(4).id()));
     }
 
     private static void assertRedeliveryRunsEveryMessageOnce(IdempotentBatchConsumer consumer, List<Message> batch,
