@@ -403,7 +403,7 @@ public final class IdempotentBatchConsumer {
      * second run; the other claims are removed, so their messages run when redelivered.
      */
     private void requireOpenTransaction(Handle handle, Batch<?> batch, List<Claim> claimed, Claim current) {
-        if (!handle.isClosed() && (connectionClosed(handle) || handle.isInTransaction())) {
+        if (!handle.isClosed() && (CallbackRunner.connectionClosed(handle) || handle.isInTransaction())) {
             return; // a connection that died is the batch's failure, not the handler's breach
         }
         int marked = 0;
@@ -431,14 +431,6 @@ public final class IdempotentBatchConsumer {
                 + "were committed without a result are stored as failed with code " + CallbackRunner.ENDED_BY_CALLBACK
                 + "; the others run again when redelivered." : "Nothing was stored.")
                 + " Let the batch consumer end the transaction.");
-    }
-
-    private static boolean connectionClosed(Handle handle) {
-        try {
-            return handle.getConnection().isClosed();
-        } catch (SQLException e) {
-            return true;
-        }
     }
 
     private void storeWithEvents(Connection connection, Claim claim, TransactionOutbox outbox) {
