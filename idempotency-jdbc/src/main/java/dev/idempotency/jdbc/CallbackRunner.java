@@ -233,7 +233,8 @@ final class CallbackRunner {
                 + " Let the executor end the transaction.");
     }
 
-    private static boolean connectionClosed(Handle handle) {
+    /** Whether the handle's connection is closed, or cannot say (then it is of no more use). */
+    static boolean connectionClosed(Handle handle) {
         try {
             return handle.getConnection().isClosed();
         } catch (SQLException e) {

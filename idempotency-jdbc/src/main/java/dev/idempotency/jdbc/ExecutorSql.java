@@ -396,6 +396,89 @@ final class ExecutorSql {
             UPDATE <schema>.outbox_generation
             SET current_generation = :generation, rotated_at = clock_timestamp()""";
 
+    /**
+     * Batch consumer: the keys of a batch, one row each, from two parallel arrays (tenants, keys). The
+     * consumer sends each (tenant, key) once, so no statement below meets a key twice.
+     */
+    private static final String BATCH_KEYS = "unnest(CAST(:tenants AS text[]), CAST(:keys AS text[])) AS b(tenant, k)";
+
+    /**
+     * Batch consumer: claims every key of a batch in one execution of four statements (one Sync, one
+     * round trip): bounds lock_timeout to the wait budget (saving the connection's own, as
+     * {@link #CLAIM_KEY} does), inserts the batch's keys with {@code ON CONFLICT DO NOTHING} and
+     * returns those it inserted, reads what every key of the batch holds, and puts lock_timeout back.
+     *
+     * <p>Locking: the insert takes the row lock of each key it inserts, in (tenant, key) order, until
+     * the batch's transaction ends; against a concurrent caller's uncommitted row of the same key it
+     * waits on PostgreSQL's row lock until that transaction ends (then inserts if it rolled back,
+     * else inserts nothing), bounded by the budget: past it the statement fails with 55P03, the batch
+     * rolls back and nothing of it ran. The sorted order makes two batches that share keys wait for
+     * each other rather than deadlock. Against a committed row it inserts nothing and locks nothing,
+     * so a replayed batch writes nothing. The read runs after the insert has finished, so at READ
+     * COMMITTED it sees what the rows it waited for committed; it takes no lock.
+     */
+    private static final String CLAIM_BATCH = """
+            SELECT set_config('lock_timeout', :waitBudget, true)
+            FROM (SELECT set_config('idempotency.saved_lock_timeout', current_setting('lock_timeout'), true)
+                  OFFSET 0) AS saved;
+            INSERT INTO <schema>.idempotency_keys (tenant_id, idempotency_key, status, expires_at)
+            SELECT b.tenant, b.k, 'processing', now() + make_interval(secs => :retentionSeconds)
+            FROM <batch_keys>
+            ORDER BY b.tenant, b.k
+            ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+            RETURNING tenant_id, idempotency_key;
+            SELECT s.tenant_id, s.idempotency_key, s.status, CAST(s.failure AS text) AS failure,
+                   s.expires_at <= now() AND <settled> AS reclaimable
+            FROM <schema>.idempotency_keys AS s
+            JOIN <batch_keys> ON s.tenant_id = b.tenant AND s.idempotency_key = b.k;
+            SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
+
+    /**
+     * Batch consumer: stores the same result (the consumer's {@code true}) in every key of a batch
+     * whose handler ran, in one statement, and fails ({@link #KEY_ROW_MISSING}) unless it updated
+     * exactly {@code :expected} rows, which aborts the batch's transaction. It updates only rows this
+     * transaction claimed, whose row locks it already holds: it waits for nobody.
+     */
+    private static final String COMPLETE_BATCH = """
+            WITH completed AS (
+                UPDATE <schema>.idempotency_keys AS s
+                SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
+                FROM <batch_keys>
+                WHERE s.tenant_id = b.tenant AND s.idempotency_key = b.k AND s.status = 'processing'
+                RETURNING 1)
+            SELECT CASE WHEN count(*) = :expected THEN 1 ELSE CAST(current_setting('<key_row_missing>') AS int) END
+            FROM completed""";
+
+    /**
+     * Batch consumer: removes the claims of the messages whose handler failed (their writes were
+     * rolled back to their savepoint), so the batch commits nothing of them and a redelivery runs
+     * them again. Only rows this transaction claimed (and so already holds locked) are touched.
+     */
+    private static final String RELEASE_BATCH_CLAIMS = """
+            DELETE FROM <schema>.idempotency_keys AS s
+            USING <batch_keys>
+            WHERE s.tenant_id = b.tenant AND s.idempotency_key = b.k AND s.status = 'processing'""";
+
+    /**
+     * Batch consumer: takes one failed-attempt slot of a message (a key of its own, stored completed
+     * as the one-message consumer's executor call stores it), or an expired, settled one as the
+     * executor would reclaim it; one row when taken. Locking: the row lock of the slot's key until the
+     * batch ends; against a concurrent attempt's uncommitted slot it waits for that transaction (at
+     * most the connection's lock_timeout), then moves on to the next slot. A taken slot that is not
+     * reclaimable is locked too (ON CONFLICT DO UPDATE locks the row it checks), which only failures reach.
+     */
+    private static final String TAKE_ATTEMPT_SLOT = """
+            INSERT INTO <schema>.idempotency_keys AS s (tenant_id, idempotency_key, status, result, result_type, expires_at)
+            VALUES (:tenant, :key, 'completed', CAST(:result AS jsonb), :resultType,
+                    now() + make_interval(secs => :retentionSeconds))
+            ON CONFLICT (tenant_id, idempotency_key) DO UPDATE
+            SET status = 'completed', result = EXCLUDED.result, result_type = EXCLUDED.result_type, failure = NULL,
+                request_fingerprint = NULL, <lease_settled>, created_at = now(), updated_at = now(),
+                expires_at = EXCLUDED.expires_at
+            WHERE s.expires_at <= now()
+              AND (s.status = 'completed' OR (s.status = 'failed' AND s.failure ->> 'code' IS DISTINCT FROM 'lease_expired'))
+            RETURNING 1""";
+
     /** Keys the sweeper failed because their lease ran out: outcomes an operator must reconcile. */
     private static final String LIST_UNKNOWN_OUTCOMES = """
             SELECT tenant_id, idempotency_key, created_at, lease_expires_at
@@ -482,6 +565,11 @@ final class ExecutorSql {
     final Completions thenReleaseClaim;
     /** Join mode: {@link #CLAIM_SAVEPOINT}, then {@link #claimForCallback}'s three statements, in one execution. */
     final JdbcStatement claimInCallersTransaction;
+    /** {@link #CLAIM_BATCH}: the batch consumer's claim, four statements in one execution. */
+    final JdbcStatement claimBatch;
+    final JdbcStatement completeBatch;
+    final JdbcStatement releaseBatchClaims;
+    final JdbcStatement takeAttemptSlot;
     final String failExpiredLeases;
     final String purgeExpiredKeys;
     final String dueGeneration;
@@ -546,6 +634,10 @@ final class ExecutorSql {
         this.thenCommit = new Completions(quoted, COMMIT);
         this.thenReleaseClaim = new Completions(quoted, RELEASE_CLAIM_SAVEPOINT);
         this.claimInCallersTransaction = JdbcStatement.of(CLAIM_SAVEPOINT + ";\n" + claimForCallback.namedSql());
+        this.claimBatch = JdbcStatement.of(render(CLAIM_BATCH, quoted));
+        this.completeBatch = JdbcStatement.of(render(COMPLETE_BATCH, quoted));
+        this.releaseBatchClaims = JdbcStatement.of(render(RELEASE_BATCH_CLAIMS, quoted));
+        this.takeAttemptSlot = JdbcStatement.of(render(TAKE_ATTEMPT_SLOT, quoted));
         this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
         this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
         this.dueGeneration = render(DUE_GENERATION, quoted);
@@ -566,7 +658,8 @@ final class ExecutorSql {
     private static String render(String template, String quotedSchema) {
         return template.replace("<trace_columns>", "").replace("<trace_values>", "")
                 .replace("<trace_row_values>", "").replace("<trace_arrays>", "")
-                .replace("<store_result>", STORE_RESULT)
+                .replace("<store_result>", STORE_RESULT).replace("<batch_keys>", BATCH_KEYS)
+                .replace("<key_row_missing>", KEY_ROW_MISSING)
                 .replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
                 .replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
                 .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<consumed>", CONSUMED)

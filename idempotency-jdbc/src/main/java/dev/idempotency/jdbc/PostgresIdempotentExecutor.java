@@ -96,9 +96,11 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     private volatile boolean namedStatementsSeenSafe;
     private final AtomicBoolean poolerErrorLogged = new AtomicBoolean();
     private final Traces traces;
+    private final Runnable afterOutboxCommit;
 
     private PostgresIdempotentExecutor(Builder builder) {
         this.jdbi = builder.jdbi;
+        this.afterOutboxCommit = builder.afterOutboxCommit;
         this.config = builder.config;
         ExecutorSql sql = new ExecutorSql(config.schema());
         ResultCodec codec = new ResultCodec(config);
@@ -127,6 +129,21 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
     /** The configuration this executor was built with. */
     public IdempotencyConfig config() {
         return config;
+    }
+
+    /** The Jdbi this executor opens its transactions on, for {@link IdempotentBatchConsumer}. */
+    Jdbi jdbi() {
+        return jdbi;
+    }
+
+    /** Where outbox events read the trace context current at publish, for {@link IdempotentBatchConsumer}. */
+    Traces traces() {
+        return traces;
+    }
+
+    /** The listener told after each commit that wrote outbox events, for {@link IdempotentBatchConsumer}. */
+    Runnable afterOutboxCommit() {
+        return afterOutboxCommit;
     }
 
     @Override

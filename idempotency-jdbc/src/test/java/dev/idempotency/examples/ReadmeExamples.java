@@ -10,13 +10,15 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.consumer.Delivery;
 import dev.idempotency.core.consumer.IdempotentConsumer;
 import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.jdbc.IdempotentBatchConsumer;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 
 /**
- * The README's Quick start, lease mode and consumer snippets, as code the build compiles and
+ * The README's Quick start, lease mode, consumer and batch consumer snippets, as code the build compiles and
  * {@code ReadmeExamplesTest} runs. The regions between {@code tag::name[]} and {@code end::name[]}
  * are what the README shows (regions of one name are joined); the test fails when they differ.
  * Only the public API is used, from a package of its own, as a user's code would.
@@ -139,5 +141,33 @@ class ReadmeExamples {
         if (delivery.acknowledge()) broker.ack(); else if (delivery.retryLater()) broker.nackAndRequeue(); else broker.deadLetter();
         // end::consumer[]
         return delivery;
+    }
+
+    /** What the batch consumer example did with each message, as a broker client would. */
+    interface BatchBroker {
+        void ack(Message message);
+
+        void nackAndRequeue(Message message);
+
+        void deadLetter(Message message);
+    }
+
+    static List<IdempotentBatchConsumer.Result<Message>> batchConsumer(PostgresIdempotentExecutor executor,
+                                                                       List<Message> messages, BatchBroker broker) {
+        // tag::batch-consumer[]
+        IdempotentBatchConsumer consumer = IdempotentBatchConsumer.builder(executor, "shipping").build();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consumer.consume(messages, Message::id, Message::tenant,
+                (tx, message) -> tx.handle().createUpdate("INSERT INTO shipments (order_id) VALUES (:o)")
+                        .bind("o", message.orderId()).execute());
+        // consume() has committed: only now tell the broker.
+        for (IdempotentBatchConsumer.Result<Message> result : results) {
+            Delivery delivery = result.delivery();
+            if (delivery.acknowledge()) broker.ack(result.message());
+            else if (delivery.retryLater()) broker.nackAndRequeue(result.message());
+            else broker.deadLetter(result.message());
+        }
+        // end::batch-consumer[]
+        return results;
     }
 }

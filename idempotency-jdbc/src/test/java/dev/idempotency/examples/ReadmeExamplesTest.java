@@ -163,13 +163,45 @@ class ReadmeExamplesTest {
     }
 
     @Test
+    void theBatchConsumerAppliesEachMessageOnceAndAcknowledgesAfterTheCommit() {
+        Message message = new Message(UUID.randomUUID().toString(), "shop-1", "order-" + UUID.randomUUID());
+        Message other = new Message(UUID.randomUUID().toString(), "shop-1", "order-" + UUID.randomUUID());
+        List<String> broker = new ArrayList<>();
+        ReadmeExamples.BatchBroker recording = new ReadmeExamples.BatchBroker() {
+            @Override
+            public void ack(Message acked) {
+                broker.add("ack " + acked.orderId());
+            }
+
+            @Override
+            public void nackAndRequeue(Message nacked) {
+                broker.add("nack " + nacked.orderId());
+            }
+
+            @Override
+            public void deadLetter(Message rejected) {
+                broker.add("dead-letter " + rejected.orderId());
+            }
+        };
+
+        ReadmeExamples.batchConsumer(started.executor(), List.of(message, other, message), recording);
+        ReadmeExamples.batchConsumer(started.executor(), List.of(other), recording);
+
+        assertEquals(List.of("ack " + message.orderId(), "ack " + other.orderId(), "ack " + message.orderId(),
+                "ack " + other.orderId()), broker);
+        assertEquals(1, count("SELECT count(*) FROM shipments WHERE order_id = '" + message.orderId() + "'"));
+        assertEquals(1, count("SELECT count(*) FROM shipments WHERE order_id = '" + other.orderId() + "'"));
+    }
+
+    @Test
     void theReadmeShowsTheCodeTheBuildRuns() throws IOException {
         List<String> blocks = fencedBlocks(Files.readString(README, StandardCharsets.UTF_8));
         Map<String, String> regions = Map.of(
                 "payments-table", region(PAYMENTS_SQL, "payments-table"),
                 "quickstart", region(EXAMPLES, "quickstart"),
                 "lease", region(EXAMPLES, "lease"),
-                "consumer", region(EXAMPLES, "consumer"));
+                "consumer", region(EXAMPLES, "consumer"),
+                "batch-consumer", region(EXAMPLES, "batch-consumer"));
         regions.forEach((tag, code) -> {
             if (blocks.stream().noneMatch(block -> normalised(block).equals(normalised(code)))) {
                 fail("docs/guide.md has no code block equal to the region tagged " + tag + " (whitespace aside). Copy it "

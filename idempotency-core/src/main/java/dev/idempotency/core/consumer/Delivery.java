@@ -33,15 +33,20 @@ public final class Delivery {
     private final Exception error;
 
     private Delivery(Outcome outcome, Exception error) {
-        this.outcome = outcome;
+        this.outcome = Objects.requireNonNull(outcome, "outcome");
         this.error = error;
     }
 
-    static Delivery of(Outcome outcome) {
+    /**
+     * A decision without an exception, as consumers built on this package make it (the batch consumer
+     * of {@code idempotency-jdbc}); {@link IdempotentConsumer} is where applications get theirs.
+     */
+    public static Delivery of(Outcome outcome) {
         return new Delivery(outcome, null);
     }
 
-    static Delivery failed(Outcome outcome, Exception error) {
+    /** A decision made because of {@code error}, which {@link #error()} then returns; see {@link #of}. */
+    public static Delivery failed(Outcome outcome, Exception error) {
         return new Delivery(outcome, Objects.requireNonNull(error, "error"));
     }
 

@@ -1,25 +1,19 @@
 package dev.idempotency.core.consumer;
 
 import dev.idempotency.core.BusinessFailure;
-import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.IdempotentExecutor;
 import dev.idempotency.core.IdempotentTransaction;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
-import dev.idempotency.core.internal.Labels;
+import dev.idempotency.core.internal.ConsumerKeys;
 import dev.idempotency.core.internal.tracing.SpanOutcomes;
 import dev.idempotency.core.internal.tracing.TracedSpan;
 import dev.idempotency.core.internal.tracing.Traces;
 import dev.idempotency.core.internal.tracing.W3cContext;
 import dev.idempotency.core.tracing.Tracing;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.Base64;
 import java.util.Objects;
 import java.util.function.Function;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,20 +47,11 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
     private static final Logger log = LoggerFactory.getLogger(IdempotentConsumer.class);
 
     /** Longest accepted consumer name, so that name and message id fit in a key. */
-    public static final int MAX_NAME_LENGTH = 100;
+    public static final int MAX_NAME_LENGTH = ConsumerKeys.MAX_NAME_LENGTH;
     /** Failed attempts of one message before it is dead-lettered, unless set otherwise. */
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     /** Upper bound on {@code maxAttempts}: each failed attempt is one small stored key. */
     public static final int MAX_MAX_ATTEMPTS = 100;
-
-    /** Separates the name from the message id in a key; attempt keys use {@link #ATTEMPT_SEPARATOR}. */
-    private static final char SEPARATOR = ':';
-    private static final char ATTEMPT_SEPARATOR = '#';
-    /**
-     * Names hold neither separator (nor anything else outside this set), so a key's prefix up to its
-     * first separator is its consumer's name: no two consumers, and no message key and attempt key, collide.
-     */
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
     private final IdempotentExecutor<TX> executor;
     private final String name;
@@ -144,9 +129,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
     private <X extends Exception> Delivery deliver(String messageId, String tenant, MessageHandler<TX, X> handler) {
         String key;
         try {
-            Labels.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);
-            key = name + SEPARATOR + messageId;
-            IdempotencyKeys.validate(key, tenant);
+            key = ConsumerKeys.messageKey(name, messageId, tenant);
         } catch (IllegalArgumentException e) {
             return Delivery.failed(Delivery.Outcome.INVALID, e);
         }
@@ -193,23 +176,12 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
      * {@code maxAttempts} when all are taken.
      */
     private int recordFailedAttempt(String messageId, String tenant) {
-        String prefix = name + ATTEMPT_SEPARATOR + digest(messageId) + ATTEMPT_SEPARATOR;
         for (int slot = 1; slot <= maxAttempts; slot++) {
-            if (!executor.run(prefix + slot, tenant, Boolean.class, tx -> Boolean.TRUE).replayed()) {
+            if (!executor.run(ConsumerKeys.attemptKey(name, messageId, slot), tenant, Boolean.class, tx -> Boolean.TRUE).replayed()) {
                 return slot;
             }
         }
         return maxAttempts;
-    }
-
-    /** A fixed-length stand-in for the message id, so the attempt key fits whatever the id's length. */
-    private static String digest(String messageId) {
-        try {
-            byte[] hash = MessageDigest.getInstance("SHA-256").digest(messageId.getBytes(StandardCharsets.UTF_8));
-            return Base64.getUrlEncoder().withoutPadding().encodeToString(hash);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
     }
 
     /** Builds an {@link IdempotentConsumer}; {@code maxAttempts} defaults to {@value #DEFAULT_MAX_ATTEMPTS}. */
@@ -244,12 +216,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
          *         let two consumers' keys collide), or {@code maxAttempts} is out of range
          */
         public IdempotentConsumer<TX> build() {
-            Labels.requireLabel("name", name, MAX_NAME_LENGTH);
-            if (!NAME.matcher(name).matches()) {
-                throw new IllegalArgumentException("name must hold only ASCII letters, digits, '.', '_' and '-' (was '"
-                        + name + "'): '" + SEPARATOR + "' separates the name from the message id in keys, so such a name "
-                        + "could take another consumer's keys");
-            }
+            ConsumerKeys.requireName(name);
             if (maxAttempts < 1 || maxAttempts > MAX_MAX_ATTEMPTS) {
                 throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_MAX_ATTEMPTS
                         + " (was " + maxAttempts + ")");

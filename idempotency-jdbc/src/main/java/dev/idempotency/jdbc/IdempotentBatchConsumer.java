@@ -1,0 +1,614 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.KeyInProgressException;
+import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.core.consumer.Delivery;
+import dev.idempotency.core.consumer.IdempotentConsumer;
+import dev.idempotency.core.internal.ConsumerKeys;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import org.jdbi.v3.core.Handle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies each message of a batch exactly once, however often the broker delivers it, in one
+ * database transaction per batch: the batch mode of {@link IdempotentConsumer}, with the same keys
+ * (a consumer of a name applies a message once whichever mode delivers it) and the same rules for
+ * failed attempts and dead letters. It never throws for a failed handler.
+ *
+ * <p>One call of {@link #consume}:
+ * <ol>
+ * <li>claims every message of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
+ *     RETURNING} over the batch's keys, with a read of what the others hold, in one round trip).
+ *     A message whose key another delivery already committed is a replay ({@link Delivery.Outcome#DUPLICATE},
+ *     or {@link Delivery.Outcome#FAILED_PERMANENTLY} for a stored business failure): its handler does not run.
+ *     A message id given twice in the batch is claimed once; the later copy gets the first's
+ *     decision (a replay, never a second run). A key another transaction holds uncommitted is waited for,
+ *     at most the executor's wait budget; past it the whole batch gets {@link Delivery.Outcome#IN_PROGRESS}
+ *     and nothing of it ran.</li>
+ * <li>runs the handler of each claimed message, in the batch's order, on one connection, each inside a
+ *     {@code SAVEPOINT} of its own. A handler that throws (or whose SQL fails and aborts the transaction)
+ *     is rolled back to its savepoint: its writes and its outbox events are undone, the others' are kept, and
+ *     the next handler runs. Its claim is removed, so nothing of it commits: a {@link BusinessFailure}
+ *     is stored and acknowledged ({@link Delivery.Outcome#FAILED_PERMANENTLY}); any other exception counts a
+ *     failed attempt like {@link IdempotentConsumer} does, and the {@code maxAttempts}-th one dead-letters
+ *     the message ({@link Delivery.Outcome#DEAD_LETTER}); a {@link TransientFailureException} or a database
+ *     error a retry may fix asks for redelivery without counting ({@link Delivery.Outcome#TRANSIENT_FAILURE}).</li>
+ * <li>stores every applied message's outcome in one statement and commits once. Only then do the
+ *     decisions say {@link Delivery.Outcome#APPLIED}. If anything fails before the commit (the
+ *     connection dies, the commit fails), nothing of the batch is committed and every claimed message
+ *     gets {@link Delivery.Outcome#TRANSIENT_FAILURE}: its redelivery runs it again.</li>
+ * </ol>
+ *
+ * <p><b>Acknowledge only after {@code consume} returns</b>, from its results: the database commit is
+ * inside it. For each {@link Result} whose {@link Delivery#acknowledge()} is true, acknowledge the
+ * message (RabbitMQ: one {@code basicAck(lastTag, multiple=true)} when every result up to it
+ * acknowledges; JetStream: {@code ack()} each; Kafka: {@code commitSync} the offsets up to the first
+ * message that does not acknowledge). {@link Delivery#retryLater()}: let it come again (nack with
+ * requeue, {@code nak()}, seek back). Neither: dead-letter it. A crash between the commit and the acks
+ * only makes the broker redeliver, and the redelivery is a replay.
+ *
+ * <p>Costs to know: the batch holds the row locks of its claimed keys (and the outbox's ordering-key
+ * locks of events its handlers published) from its claim to its commit, so a redelivery of one of its
+ * messages to another consumer waits for the whole batch. Each handler that writes uses a subtransaction;
+ * past 64 of them in one transaction, PostgreSQL's snapshots in other sessions get slower
+ * (subtransaction cache overflow) for as long as the batch is open, so batches of a few hundred
+ * messages should stay short. Calls make no tracing spans yet. The batch always runs in a transaction
+ * of its own, even on an executor that joins its caller's.
+ *
+ * <p>Thread-safe; each call takes one connection from the executor's pool.
+ */
+public final class IdempotentBatchConsumer {
+    private static final Logger log = LoggerFactory.getLogger(IdempotentBatchConsumer.class);
+
+    /** The most messages one call takes: the claim binds them as two arrays of one statement. */
+    public static final int MAX_BATCH_SIZE = 10_000;
+
+    private static final String SAVEPOINT = "SAVEPOINT idempotent_message";
+    private static final String ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT idempotent_message";
+    private static final String RELEASE_SAVEPOINT = "RELEASE SAVEPOINT idempotent_message";
+    /** Ends one message's savepoint and opens the next one's, in one round trip. */
+    private static final String NEXT_SAVEPOINT = RELEASE_SAVEPOINT + ";\n" + SAVEPOINT;
+    /** SQLSTATE lock_not_available: the claim waited past the budget on a key another transaction holds. */
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+    private final PostgresIdempotentExecutor executor;
+    private final String name;
+    private final int maxAttempts;
+    private final ExecutorSql sql;
+    private final ResultCodec codec;
+    private final ResultCodec.StoredResult applied;
+    private final String waitBudget;
+    private final double retentionSeconds;
+
+    private IdempotentBatchConsumer(PostgresIdempotentExecutor executor, String name, int maxAttempts) {
+        this.executor = executor;
+        this.name = name;
+        this.maxAttempts = maxAttempts;
+        this.sql = new ExecutorSql(executor.config().schema());
+        this.codec = new ResultCodec(executor.config());
+        // What IdempotentConsumer's executor call stores for an applied message and for an attempt slot.
+        this.applied = codec.encode(Boolean.TRUE, Boolean.class);
+        this.waitBudget = Math.max(1, executor.config().waitBudget().toMillis()) + "ms";
+        this.retentionSeconds = executor.config().retention().toMillis() / 1000.0;
+    }
+
+    /**
+     * A batch consumer named {@code name} on {@code executor}; a consumer of the same name built with
+     * {@link IdempotentConsumer#builder} shares its keys. The name is checked at {@link Builder#build()}.
+     */
+    public static Builder builder(PostgresIdempotentExecutor executor, String name) {
+        return new Builder(Objects.requireNonNull(executor, "executor"), name);
+    }
+
+    /** The consumer's name, the prefix of its keys. */
+    public String name() {
+        return name;
+    }
+
+    /** Failed attempts of one message after which it is dead-lettered. */
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /**
+     * Applies one message's effects in the batch's transaction, through {@link PostgresTransaction#handle()}
+     * and its outbox. Throw {@link BusinessFailure} for a message that can never be applied; any other
+     * exception undoes this message's writes only. Never commit, roll back or close the handle: a
+     * handler that does makes {@link #consume} throw {@link IllegalStateException}, and the messages
+     * whose writes it committed are stored as failed, for an operator to reconcile.
+     *
+     * @param <M> the broker's message type
+     */
+    @FunctionalInterface
+    public interface Handler<M> {
+        void handle(PostgresTransaction tx, M message) throws Exception;
+    }
+
+    /**
+     * One message of a batch and what to tell the broker about it, after the batch's commit.
+     *
+     * @param message the message as given to {@link #consume}
+     * @param delivery acknowledge, redeliver or dead-letter (see {@link Delivery})
+     * @param <M> the broker's message type
+     */
+    public record Result<M>(M message, Delivery delivery) {
+    }
+
+    /**
+     * Handles {@code messages}, each once across every delivery, in one transaction (see the class
+     * comment); returns one result per message, in the same order, once the transaction has committed
+     * or rolled back.
+     *
+     * @param messageId reads a message's id, its idempotency key within this consumer (AMQP
+     *        {@code message-id}, {@code Nats-Msg-Id}, the relay's {@code Idempotency-Key} header), never
+     *        the outbox row id; a malformed one makes that message {@link Delivery.Outcome#INVALID}
+     * @param tenant reads a message's tenant
+     * @throws IllegalArgumentException more than {@value #MAX_BATCH_SIZE} messages
+     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction
+     * @throws PoolerBreaksPreparedStatementsException the executor refused its pool's connection pooler
+     * @throws RuntimeException the database refused the claim for a reason no retry fixes (for example
+     *         {@link dev.idempotency.core.SchemaNotMigratedException}); nothing ran
+     */
+    public <M> List<Result<M>> consume(List<M> messages, Function<? super M, String> messageId,
+                                       Function<? super M, String> tenant, Handler<? super M> handler) {
+        Objects.requireNonNull(messages, "messages");
+        Objects.requireNonNull(messageId, "messageId");
+        Objects.requireNonNull(tenant, "tenant");
+        Objects.requireNonNull(handler, "handler");
+        if (messages.size() > MAX_BATCH_SIZE) {
+            throw new IllegalArgumentException("a batch holds at most " + MAX_BATCH_SIZE + " messages (was "
+                    + messages.size() + "); split it");
+        }
+        Batch<M> batch = new Batch<>(messages);
+        for (int i = 0; i < messages.size(); i++) {
+            M message = messages.get(i);
+            try {
+                String messageTenant = tenant.apply(message);
+                String id = messageId.apply(message);
+                batch.add(i, messageTenant, id, ConsumerKeys.messageKey(name, id, messageTenant));
+            } catch (IllegalArgumentException e) {
+                batch.decide(i, Delivery.failed(Delivery.Outcome.INVALID, e));
+            }
+        }
+        if (!batch.claims.isEmpty()) {
+            run(batch, handler);
+        }
+        return batch.results();
+    }
+
+    /** Claims, handles and commits the batch's distinct messages, deciding each. */
+    private <M> void run(Batch<M> batch, Handler<? super M> handler) {
+        executor.checkConnectionPooler();
+        List<Claim> claimed;
+        Handle handle;
+        try {
+            handle = executor.jdbi().open();
+        } catch (RuntimeException e) {
+            batch.decideUndecided(undone(e));
+            return;
+        }
+        try {
+            try {
+                handle.begin();
+                claimed = claim(handle.getConnection(), batch);
+            } catch (RuntimeException e) {
+                rollbackQuietly(handle, e);
+                if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
+                    batch.decideUndecided(Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
+                            "A message of the batch is being applied by another transaction for longer than the wait "
+                                    + "budget of " + executor.config().waitBudget().toMillis() + " ms; nothing of the "
+                                    + "batch ran. Redeliver it later.", e)));
+                    return;
+                }
+                RuntimeException translated = DatabaseErrors.schemaMissing(
+                        DatabaseErrors.translate(e, name, batch.firstTenant()), executor.config().schema(),
+                        "IdempotencyConfig.schema");
+                if (translated instanceof TransientFailureException retryable) {
+                    batch.decideUndecided(Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, retryable));
+                    return;
+                }
+                throw translated;
+            }
+            try {
+                handleAndCommit(handle, batch, claimed, handler);
+            } catch (TransactionEndedByHandlerException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                rollbackQuietly(handle, e);
+                Delivery undone = undone(e);
+                for (Claim claim : claimed) {
+                    batch.decide(claim.index, undone);
+                }
+            }
+        } finally {
+            closeQuietly(handle);
+        }
+    }
+
+    /** Closes the handle, whose connection may have died with the batch; the decisions are made already. */
+    private static void closeQuietly(Handle handle) {
+        try {
+            handle.close();
+        } catch (RuntimeException e) {
+            log.debug("closing the batch's handle failed after its transaction ended", e);
+        }
+    }
+
+    /** Claims the batch's keys; decides the messages others committed; returns the claimed, in the batch's order. */
+    private List<Claim> claim(Connection connection, Batch<?> batch) {
+        List<String> tenants = new ArrayList<>(batch.claims.size());
+        List<String> keys = new ArrayList<>(batch.claims.size());
+        for (Claim claim : batch.claims.values()) {
+            tenants.add(claim.tenant);
+            keys.add(claim.key);
+        }
+        Map<Scope, Boolean> inserted = new HashMap<>();
+        Map<Scope, Stored> found = new HashMap<>();
+        try (JdbcStatement.Call call = sql.claimBatch.on(connection)) {
+            call.text("waitBudget", waitBudget).number("retentionSeconds", retentionSeconds)
+                    .textArray("tenants", tenants).textArray("keys", keys);
+            call.executeAll().close(); // lock_timeout bounded
+            try (ResultSet rows = call.nextRows()) {
+                while (rows.next()) {
+                    inserted.put(new Scope(rows.getString(1), rows.getString(2)), Boolean.TRUE);
+                }
+            }
+            try (ResultSet rows = call.nextRows()) {
+                while (rows.next()) {
+                    found.put(new Scope(rows.getString(1), rows.getString(2)),
+                            new Stored(rows.getString(3), rows.getString(4), rows.getBoolean(5)));
+                }
+            }
+            call.nextRows().close(); // lock_timeout restored
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
+        List<Claim> claimed = new ArrayList<>();
+        for (Map.Entry<Scope, Claim> entry : batch.claims.entrySet()) {
+            Claim claim = entry.getValue();
+            Stored stored = found.get(entry.getKey());
+            if (inserted.containsKey(entry.getKey()) || (stored != null && stored.reclaimable && reclaim(connection, claim))) {
+                claimed.add(claim);
+            } else if (stored == null) {
+                // Its row was there when the insert ran and gone when the read did (purged or released meanwhile).
+                batch.decide(claim.index, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, new TransientFailureException(
+                        "The key of a message of the batch changed while it was claimed; nothing of it ran. Redeliver it.",
+                        null, null)));
+            } else if ("completed".equals(stored.status)) {
+                batch.decide(claim.index, Delivery.of(Delivery.Outcome.DUPLICATE));
+            } else if ("failed".equals(stored.status)) {
+                batch.decide(claim.index, Delivery.failed(Delivery.Outcome.FAILED_PERMANENTLY, codec.decodeFailure(stored.failure)));
+            } else {
+                batch.decide(claim.index, Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
+                        "A message of the batch is held by a lease that has not settled; redeliver it later.")));
+            }
+        }
+        return claimed;
+    }
+
+    /** Takes over an expired, settled key as the executor does ({@link ExecutorSql#reclaimExpiredKey}). */
+    private boolean reclaim(Connection connection, Claim claim) {
+        return sql.reclaimExpiredKey.update(connection, call -> call.text("tenant", claim.tenant).text("key", claim.key)
+                .bytes("fingerprint", null).bigint("leaseToken", null).number("leaseSeconds", null)
+                .number("retentionSeconds", retentionSeconds)) == 1;
+    }
+
+    private <M> void handleAndCommit(Handle handle, Batch<M> batch, List<Claim> claimed, Handler<? super M> handler) {
+        Connection connection = handle.getConnection();
+        List<Claim> completed = new ArrayList<>();
+        List<Claim> released = new ArrayList<>();
+        List<Claim> failedAttempts = new ArrayList<>();
+        Map<Claim, Exception> errors = new HashMap<>();
+        Map<Claim, String> businessFailures = new LinkedHashMap<>();
+        boolean wroteEvents = false;
+        String beforeNext = SAVEPOINT;
+        for (Claim claim : claimed) {
+            if (!beforeNext.isEmpty()) {
+                JdbcStatement.executeUnnamed(connection, beforeNext);
+            }
+            TransactionOutbox outbox = new TransactionOutbox(claim.tenant, executor.config().objectMapper(),
+                    executor.config().maxOutboxPayloadBytes(), executor.traces());
+            try {
+                handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
+                requireOpenTransaction(handle, batch, claimed, claim);
+                outbox.close();
+                if (outbox.size() > 0) {
+                    // Its events go in with its result, inside its savepoint, as the executor's completion writes them.
+                    storeWithEvents(connection, claim, outbox);
+                    wroteEvents = true;
+                } else {
+                    completed.add(claim);
+                }
+                batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+                beforeNext = NEXT_SAVEPOINT;
+            } catch (TransactionEndedByHandlerException e) {
+                throw e;
+            } catch (Exception e) {
+                requireOpenTransaction(handle, batch, claimed, claim);
+                outbox.discard();
+                outbox.close();
+                // Undoes this message's writes (and clears an aborted transaction), keeping the others'.
+                JdbcStatement.executeUnnamed(connection, ROLLBACK_TO_SAVEPOINT);
+                beforeNext = ""; // the savepoint stays, for the next message
+                if (e instanceof BusinessFailure failure) {
+                    businessFailures.put(claim, codec.encodeFailure(failure));
+                    batch.decide(claim.index, Delivery.failed(Delivery.Outcome.FAILED_PERMANENTLY, failure));
+                    continue;
+                }
+                released.add(claim);
+                Exception error = e instanceof RuntimeException runtime ? DatabaseErrors.translate(runtime, claim.key, claim.tenant) : e;
+                if (error instanceof TransientFailureException) {
+                    batch.decide(claim.index, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, error));
+                } else {
+                    failedAttempts.add(claim);
+                    errors.put(claim, error);
+                }
+            }
+        }
+        if (!claimed.isEmpty()) {
+            JdbcStatement.executeUnnamed(connection, RELEASE_SAVEPOINT);
+        }
+        if (!completed.isEmpty()) {
+            sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
+                    .text("resultType", applied.typeName()).integer("expected", completed.size()));
+        }
+        for (Map.Entry<Claim, String> failure : businessFailures.entrySet()) {
+            Claim claim = failure.getKey();
+            sql.failKey.update(connection, call -> call.text("tenant", claim.tenant).text("key", claim.key)
+                    .text("failure", failure.getValue()));
+        }
+        if (!released.isEmpty()) {
+            sql.releaseBatchClaims.update(connection, call -> bindKeys(call, released));
+        }
+        Map<Claim, Integer> attempts = new HashMap<>();
+        for (Claim claim : failedAttempts) {
+            attempts.put(claim, takeAttemptSlot(connection, claim));
+        }
+        handle.commit();
+        for (Claim claim : failedAttempts) {
+            int attempt = attempts.get(claim);
+            Exception error = errors.get(claim);
+            if (attempt < maxAttempts) {
+                batch.decide(claim.index, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, error));
+            } else {
+                // The handler's exception text may quote the message; the operator gets its type, the caller the exception.
+                log.warn("batch consumer {} gives up on message {} of tenant {} after {} failed attempts (last: {}); "
+                        + "dead-letter it", name, claim.messageId, claim.tenant, attempt, error.getClass().getName());
+                batch.decide(claim.index, Delivery.failed(Delivery.Outcome.DEAD_LETTER, error));
+            }
+        }
+        if (wroteEvents) {
+            signalOutboxCommit();
+        }
+    }
+
+    /**
+     * Refuses to go on when {@code current}'s handler committed, rolled back or closed the batch's
+     * transaction through Jdbi. If it committed, the batch's claims were committed as processing
+     * with the handlers' writes so far: the messages whose handlers ran and kept their writes
+     * ({@code current} and those applied) are marked failed ({@link CallbackRunner#ENDED_BY_CALLBACK},
+     * as the executor marks its own), so retries see it rather than a key stuck in progress or a
+     * second run; the other claims are removed, so their messages run when redelivered.
+     */
+    private void requireOpenTransaction(Handle handle, Batch<?> batch, List<Claim> claimed, Claim current) {
+        if (!handle.isClosed() && (CallbackRunner.connectionClosed(handle) || handle.isInTransaction())) {
+            return; // a connection that died is the batch's failure, not the handler's breach
+        }
+        int marked = 0;
+        if (!handle.isClosed()) {
+            Connection connection = handle.getConnection();
+            String failure = codec.encodeFailure(new BusinessFailure(CallbackRunner.ENDED_BY_CALLBACK, "A handler of the "
+                    + "batch ended its transaction itself; what the handlers wrote may have been committed without a "
+                    + "stored result. Reconcile by hand."));
+            List<Claim> rest = new ArrayList<>();
+            for (Claim claim : claimed) {
+                Delivery decided = batch.decisions[claim.index];
+                if (claim == current || (decided != null && decided.outcome() == Delivery.Outcome.APPLIED)) {
+                    marked += sql.failAbandonedKey.update(connection, call -> call.text("tenant", claim.tenant)
+                            .text("key", claim.key).text("failure", failure));
+                } else {
+                    rest.add(claim);
+                }
+            }
+            if (!rest.isEmpty()) {
+                sql.releaseBatchClaims.update(connection, call -> bindKeys(call, rest));
+            }
+        }
+        throw new TransactionEndedByHandlerException("The handler of a message of batch consumer " + name + " committed, "
+                + "rolled back or closed the batch's transaction. " + (marked > 0 ? marked + " message(s) whose writes "
+                + "were committed without a result are stored as failed with code " + CallbackRunner.ENDED_BY_CALLBACK
+                + "; the others run again when redelivered." : "Nothing was stored.")
+                + " Let the batch consumer end the transaction.");
+    }
+
+    private void storeWithEvents(Connection connection, Claim claim, TransactionOutbox outbox) {
+        outbox.completion(sql.completeKey, sql.completeKeyWithOneEvent, sql.completeKeyWithEvents,
+                        sql.completeKeyWithOneTracedEvent, sql.completeKeyWithTracedEvents)
+                .execute(connection, call -> {
+                    call.text("tenant", claim.tenant).text("key", claim.key).text("result", applied.json())
+                            .text("resultType", applied.typeName());
+                    outbox.bindEvents(call);
+                });
+    }
+
+    /**
+     * Takes the lowest free attempt slot of a failed message in the batch's transaction (it commits
+     * with the batch, and not without it); returns its number, or {@code maxAttempts} when all are taken.
+     */
+    private int takeAttemptSlot(Connection connection, Claim claim) {
+        for (int slot = 1; slot <= maxAttempts; slot++) {
+            String key = ConsumerKeys.attemptKey(name, claim.messageId, slot);
+            boolean taken = sql.takeAttemptSlot.queryFirst(connection, call -> call.text("tenant", claim.tenant)
+                    .text("key", key).text("result", applied.json()).text("resultType", applied.typeName())
+                    .number("retentionSeconds", retentionSeconds), row -> Boolean.TRUE).isPresent();
+            if (taken) {
+                return slot;
+            }
+        }
+        return maxAttempts;
+    }
+
+    private static JdbcStatement.Call bindKeys(JdbcStatement.Call call, List<Claim> claims) throws SQLException {
+        return call.textArray("tenants", claims.stream().map(claim -> claim.tenant).toList())
+                .textArray("keys", claims.stream().map(claim -> claim.key).toList());
+    }
+
+    /** The decision for a claimed message whose transaction did not commit because of {@code e}. */
+    private Delivery undone(RuntimeException e) {
+        RuntimeException translated = DatabaseErrors.translate(e, name, "(batch)");
+        return Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, translated instanceof TransientFailureException
+                ? translated
+                : new TransientFailureException("The batch's transaction failed before its commit; nothing of it was "
+                        + "committed. Redeliver its messages.", DatabaseErrors.sqlState(e), e));
+    }
+
+    private static void rollbackQuietly(Handle handle, RuntimeException cause) {
+        try {
+            if (!handle.isClosed() && handle.isInTransaction()) {
+                handle.rollback();
+            }
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private void signalOutboxCommit() {
+        try {
+            executor.afterOutboxCommit().run();
+        } catch (RuntimeException e) {
+            log.warn("the after-outbox-commit listener failed; the relay will find the events by polling", e);
+        }
+    }
+
+    /** A handler ended the batch's transaction itself: a bug in the handler, reported to the caller. */
+    private static final class TransactionEndedByHandlerException extends IllegalStateException {
+        TransactionEndedByHandlerException(String message) {
+            super(message);
+        }
+    }
+
+    /** A key of the batch's transaction. */
+    private record Scope(String tenant, String key) {
+    }
+
+    /** What the claim's read found in a key row. */
+    private record Stored(String status, String failure, boolean reclaimable) {
+    }
+
+    /** The first message of the batch with a key; later copies share its decision. */
+    private static final class Claim {
+        final int index;
+        final String tenant;
+        final String messageId;
+        final String key;
+
+        Claim(int index, String tenant, String messageId, String key) {
+            this.index = index;
+            this.tenant = tenant;
+            this.messageId = messageId;
+            this.key = key;
+        }
+    }
+
+    /** The messages of one call and their decisions, in the caller's order. */
+    private static final class Batch<M> {
+        final List<M> messages;
+        final Delivery[] decisions;
+        /** The message whose claim a later copy shares, by index; -1 for the first of each key. */
+        final int[] copyOf;
+        final Map<Scope, Claim> claims = new LinkedHashMap<>();
+
+        Batch(List<M> messages) {
+            this.messages = messages;
+            this.decisions = new Delivery[messages.size()];
+            this.copyOf = new int[messages.size()];
+            Arrays.fill(copyOf, -1);
+        }
+
+        M message(int index) {
+            return messages.get(index);
+        }
+
+        void add(int index, String tenant, String messageId, String key) {
+            Claim first = claims.putIfAbsent(new Scope(tenant, key), new Claim(index, tenant, messageId, key));
+            if (first != null) {
+                copyOf[index] = first.index;
+            }
+        }
+
+        void decide(int index, Delivery delivery) {
+            decisions[index] = delivery;
+        }
+
+        void decideUndecided(Delivery delivery) {
+            for (Claim claim : claims.values()) {
+                if (decisions[claim.index] == null) {
+                    decisions[claim.index] = delivery;
+                }
+            }
+        }
+
+        String firstTenant() {
+            return claims.values().iterator().next().tenant;
+        }
+
+        List<Result<M>> results() {
+            List<Result<M>> results = new ArrayList<>(messages.size());
+            for (int i = 0; i < messages.size(); i++) {
+                Delivery delivery = decisions[i];
+                if (copyOf[i] >= 0) {
+                    Delivery first = decisions[copyOf[i]];
+                    // A copy never runs: the first's effects are its own, committed or not.
+                    delivery = first.outcome() == Delivery.Outcome.APPLIED ? Delivery.of(Delivery.Outcome.DUPLICATE) : first;
+                }
+                results.add(new Result<>(messages.get(i), delivery));
+            }
+            return results;
+        }
+    }
+
+    /** Builds an {@link IdempotentBatchConsumer}; {@code maxAttempts} defaults to {@value IdempotentConsumer#DEFAULT_MAX_ATTEMPTS}. */
+    public static final class Builder {
+        private final PostgresIdempotentExecutor executor;
+        private final String name;
+        private int maxAttempts = IdempotentConsumer.DEFAULT_MAX_ATTEMPTS;
+
+        private Builder(PostgresIdempotentExecutor executor, String name) {
+            this.executor = executor;
+            this.name = name;
+        }
+
+        /** Failed attempts of one message after which it is dead-lettered; 1 to {@value IdempotentConsumer#MAX_MAX_ATTEMPTS}. */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * The consumer.
+         *
+         * @throws IllegalArgumentException the name is blank, too long, or holds a character other than
+         *         ASCII letters, digits, {@code .}, {@code _} and {@code -}, or {@code maxAttempts} is out of range
+         */
+        public IdempotentBatchConsumer build() {
+            ConsumerKeys.requireName(name);
+            if (maxAttempts < 1 || maxAttempts > IdempotentConsumer.MAX_MAX_ATTEMPTS) {
+                throw new IllegalArgumentException("maxAttempts must be between 1 and " + IdempotentConsumer.MAX_MAX_ATTEMPTS
+                        + " (was " + maxAttempts + ")");
+            }
+            return new IdempotentBatchConsumer(executor, name, maxAttempts);
+        }
+    }
+}

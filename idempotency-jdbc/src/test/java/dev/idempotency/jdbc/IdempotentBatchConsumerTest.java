@@ -1,0 +1,370 @@
+package dev.idempotency.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.consumer.Delivery;
+import dev.idempotency.core.consumer.IdempotentConsumer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Handle;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+@Timeout(60)
+class IdempotentBatchConsumerTest {
+    @RegisterExtension
+    static final ExecutorFixture db = new ExecutorFixture(4);
+    private static PostgresIdempotentExecutor executor;
+
+    /** A broker's message: the id the relay sent, the tenant, a payload. */
+    record Message(String id, String tenant, String payload) {
+    }
+
+    @BeforeAll
+    static void setUp() {
+        db.schema.execute("CREATE TABLE shipments (message_id text NOT NULL, payload text NOT NULL)");
+        executor = db.executor();
+    }
+
+    private static IdempotentBatchConsumer consumer(String name, int maxAttempts) {
+        return IdempotentBatchConsumer.builder(executor, name).maxAttempts(maxAttempts).build();
+    }
+
+    private static List<IdempotentBatchConsumer.Result<Message>> consume(IdempotentBatchConsumer consumer, List<Message> batch,
+                                                                         IdempotentBatchConsumer.Handler<Message> handler) {
+        return consumer.consume(batch, Message::id, Message::tenant, handler);
+    }
+
+    /** The business write: one shipment per message. */
+    private static void ship(PostgresTransaction tx, Message message) {
+        tx.handle().createUpdate("INSERT INTO shipments (message_id, payload) VALUES (:m, :p)")
+                .bind("m", message.id()).bind("p", message.payload()).execute();
+    }
+
+    private static long shipments(String messageId) {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM shipments WHERE message_id = :m")
+                .bind("m", messageId).mapTo(Long.class).one());
+    }
+
+    private static long keyRowsOf(String consumerName, String prefix) {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM idempotency_keys WHERE idempotency_key LIKE :k")
+                .bind("k", consumerName + ":" + prefix + "%").mapTo(Long.class).one());
+    }
+
+    private static List<Message> messages(String prefix, int count) {
+        List<Message> messages = new ArrayList<>();
+        for (int m = 0; m < count; m++) {
+            messages.add(new Message(prefix + "-" + m, "t1", "payload " + m));
+        }
+        return messages;
+    }
+
+    private static Map<Delivery.Outcome, Integer> outcomes(List<IdempotentBatchConsumer.Result<Message>> results) {
+        Map<Delivery.Outcome, Integer> outcomes = new EnumMap<>(Delivery.Outcome.class);
+        results.forEach(result -> outcomes.merge(result.delivery().outcome(), 1, Integer::sum));
+        return outcomes;
+    }
+
+    private static Delivery.Outcome outcomeOf(List<IdempotentBatchConsumer.Result<Message>> results, String id) {
+        return results.stream().filter(result -> result.message().id().equals(id)).findFirst().orElseThrow()
+                .delivery().outcome();
+    }
+
+    @Test
+    void aBatchOf100WithDuplicatesInsideAppliesEachMessageOnceAndItsRedeliveryRunsNothing() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> distinct = messages(prefix, 80);
+        List<Message> batch = new ArrayList<>(distinct);
+        batch.addAll(distinct.subList(0, 20)); // the broker delivered 20 of them twice in one batch
+        Collections.shuffle(batch, new Random(38));
+        IdempotentBatchConsumer consumer = consumer("shipping", 5);
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        IdempotentBatchConsumer.Handler<Message> handler = (tx, message) -> {
+            runs.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
+            ship(tx, message);
+        };
+
+        List<IdempotentBatchConsumer.Result<Message>> first = consume(consumer, batch, handler);
+
+        assertEquals(100, first.size());
+        for (int i = 0; i < batch.size(); i++) {
+            assertEquals(batch.get(i), first.get(i).message(), "results come in the batch's order");
+            assertTrue(first.get(i).delivery().acknowledge(), first.get(i).toString());
+        }
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 80, Delivery.Outcome.DUPLICATE, 20), outcomes(first));
+        assertEquals(80, runs.size());
+        for (Message message : distinct) {
+            assertEquals(1, runs.get(message.id()).get(), message.id());
+            assertEquals(1, shipments(message.id()), message.id());
+        }
+        assertEquals(80, keyRowsOf("shipping", prefix));
+
+        List<Message> redelivered = new ArrayList<>(batch);
+        Collections.shuffle(redelivered, new Random(39));
+        List<IdempotentBatchConsumer.Result<Message>> replay = consume(consumer, redelivered, handler);
+
+        assertEquals(Map.of(Delivery.Outcome.DUPLICATE, 100), outcomes(replay));
+        assertTrue(replay.stream().allMatch(result -> result.delivery().acknowledge()));
+        for (Message message : distinct) {
+            assertEquals(1, runs.get(message.id()).get(), message.id());
+            assertEquals(1, shipments(message.id()), message.id());
+        }
+        // The one-message consumer of the same name shares the keys: a message the batch applied is a replay there.
+        Delivery single = IdempotentConsumer.builder(executor, "shipping").build()
+                .consume(distinct.get(0).id(), "t1", tx -> ship(tx, distinct.get(0)));
+        assertEquals(Delivery.Outcome.DUPLICATE, single.outcome());
+        assertEquals(1, shipments(distinct.get(0).id()));
+    }
+
+    @Test
+    void aFailingAPoisonAndABusinessFailureAmongGoodMessagesUndoOnlyTheirOwnWrites() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 10);
+        String failing = batch.get(2).id();
+        String poison = batch.get(5).id();
+        String refused = batch.get(7).id();
+        IdempotentBatchConsumer consumer = consumer("billing", 2);
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        IdempotentBatchConsumer.Handler<Message> handler = (tx, message) -> {
+            runs.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
+            ship(tx, message); // each bad one writes first: its write must be undone
+            if (message.id().equals(failing)) {
+                throw new IllegalStateException("downstream lookup failed");
+            }
+            if (message.id().equals(poison)) {
+                // A statement that fails aborts the whole transaction until the savepoint is rolled back to.
+                tx.handle().execute("INSERT INTO no_such_table VALUES (1)");
+            }
+            if (message.id().equals(refused)) {
+                throw new BusinessFailure("unknown_customer", "no such customer");
+            }
+        };
+
+        List<IdempotentBatchConsumer.Result<Message>> first = consume(consumer, batch, handler);
+
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(first, failing));
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(first, poison));
+        assertEquals(Delivery.Outcome.FAILED_PERMANENTLY, outcomeOf(first, refused));
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 7, Delivery.Outcome.TRANSIENT_FAILURE, 2,
+                Delivery.Outcome.FAILED_PERMANENTLY, 1), outcomes(first));
+        for (Message message : batch) {
+            boolean good = !List.of(failing, poison, refused).contains(message.id());
+            assertEquals(good ? 1 : 0, shipments(message.id()), message.id());
+        }
+        assertEquals(8, keyRowsOf("billing", prefix), "the good ones' keys and the stored business failure");
+        assertEquals("failed", db.keyRow("billing:" + refused, "t1").get("status"));
+
+        List<IdempotentBatchConsumer.Result<Message>> second = consume(consumer, batch, handler);
+
+        // The second failed attempt is the consumer's maxAttempts-th: dead-letter both, run the others no more.
+        assertEquals(Delivery.Outcome.DEAD_LETTER, outcomeOf(second, failing));
+        assertEquals(Delivery.Outcome.DEAD_LETTER, outcomeOf(second, poison));
+        assertInstanceOf(IllegalStateException.class, second.stream()
+                .filter(result -> result.message().id().equals(failing)).findFirst().orElseThrow().delivery().error());
+        assertEquals(Delivery.Outcome.FAILED_PERMANENTLY, outcomeOf(second, refused));
+        assertEquals(Map.of(Delivery.Outcome.DUPLICATE, 7, Delivery.Outcome.DEAD_LETTER, 2,
+                Delivery.Outcome.FAILED_PERMANENTLY, 1), outcomes(second));
+        for (Message message : batch) {
+            boolean bad = message.id().equals(failing) || message.id().equals(poison);
+            assertEquals(bad ? 2 : 1, runs.get(message.id()).get(), message.id());
+            boolean good = !bad && !message.id().equals(refused);
+            assertEquals(good ? 1 : 0, shipments(message.id()), message.id());
+        }
+    }
+
+    @Test
+    void aConnectionKilledBeforeTheCommitLeavesNothingAndTheRedeliveryRunsEveryMessage() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 20);
+        String last = batch.get(19).id();
+        IdempotentBatchConsumer consumer = consumer("crashing", 5);
+
+        List<IdempotentBatchConsumer.Result<Message>> crashed = consume(consumer, batch, (tx, message) -> {
+            ship(tx, message);
+            if (message.id().equals(last)) {
+                // The process dies, or the database drops it, after every handler ran and before the commit.
+                tx.handle().createQuery("SELECT pg_terminate_backend(pg_backend_pid())").mapTo(Boolean.class).one();
+            }
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 20), outcomes(crashed));
+        assertTrue(crashed.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
+        assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "crashing");
+    }
+
+    @Test
+    void aCommitThatFailsAfterTheHandlersLeavesNothingAndTheRedeliveryRunsEveryMessage() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        db.schema.execute("CREATE TABLE IF NOT EXISTS audit (entry text UNIQUE DEFERRABLE INITIALLY DEFERRED)");
+        List<Message> batch = messages(prefix, 10);
+        IdempotentBatchConsumer consumer = consumer("auditing", 5);
+
+        // Each handler's write is fine on its own; together they break a constraint checked only at COMMIT.
+        List<IdempotentBatchConsumer.Result<Message>> failed = consume(consumer, batch, (tx, message) -> {
+            ship(tx, message);
+            tx.handle().execute("INSERT INTO audit (entry) VALUES (?)", prefix);
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 10), outcomes(failed));
+        assertTrue(failed.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
+        assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "auditing");
+    }
+
+    @Test
+    void eventsAHandlerPublishesCommitWithItsMessageAndVanishWithAFailedOne() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 5);
+        String failing = batch.get(1).id();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("projecting", 5), batch, (tx, message) -> {
+            ship(tx, message);
+            tx.outbox().publish("shipments", message.id(), Map.of("shipped", message.id()));
+            tx.outbox().publish("shipments", message.id(), Map.of("second", message.id()));
+            if (message.id().equals(failing)) {
+                throw new IllegalStateException("after publishing");
+            }
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 4, Delivery.Outcome.TRANSIENT_FAILURE, 1), outcomes(results));
+        for (Message message : batch) {
+            boolean good = !message.id().equals(failing);
+            assertEquals(good ? 2 : 0, db.outboxEvents("t1", message.id()), message.id());
+            assertEquals(good ? 1 : 0, db.keyRows("projecting:" + message.id(), "t1"), message.id());
+        }
+    }
+
+    @Test
+    void aMessageAnotherTransactionHoldsPastTheWaitBudgetMakesTheBatchInProgressAndRunsNothing() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 5);
+        IdempotentBatchConsumer impatient = IdempotentBatchConsumer.builder(
+                db.executor(config -> config.waitBudget(Duration.ofMillis(200))), "holding").build();
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentBatchConsumer.Handler<Message> handler = (tx, message) -> {
+            runs.incrementAndGet();
+            ship(tx, message);
+        };
+        try (Handle holder = db.jdbi.open()) {
+            holder.begin();
+            // Another consumer instance is applying message 3 right now: its key row is uncommitted.
+            holder.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, expires_at) "
+                    + "VALUES ('t1', ?, 'processing', now() + interval '1 day')", "holding:" + batch.get(3).id());
+
+            List<IdempotentBatchConsumer.Result<Message>> waited = consume(impatient, batch, handler);
+
+            assertEquals(Map.of(Delivery.Outcome.IN_PROGRESS, 5), outcomes(waited));
+            assertTrue(waited.stream().allMatch(result -> result.delivery().retryLater()));
+            assertEquals(0, runs.get());
+            holder.rollback();
+        }
+        assertRedeliveryRunsEveryMessageOnce(impatient, batch, prefix, "holding");
+    }
+
+    @Test
+    void anExpiredSettledKeyIsClaimedAgainAsTheExecutorWouldReclaimIt() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 3);
+        IdempotentBatchConsumer consumer = consumer("expiring", 5);
+        IdempotentBatchConsumer.Handler<Message> handler = IdempotentBatchConsumerTest::ship;
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 3), outcomes(consume(consumer, batch, handler)));
+        db.schema.execute("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' "
+                + "WHERE idempotency_key = 'expiring:" + batch.get(0).id() + "'");
+
+        List<IdempotentBatchConsumer.Result<Message>> again = consume(consumer, batch, handler);
+
+        assertEquals(Delivery.Outcome.APPLIED, outcomeOf(again, batch.get(0).id()));
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 1, Delivery.Outcome.DUPLICATE, 2), outcomes(again));
+        assertEquals(2, shipments(batch.get(0).id()), "past its retention a message id is new again, as in the executor");
+        assertEquals(1, shipments(batch.get(1).id()));
+    }
+
+    @Test
+    void failedAttemptsCountTogetherWithTheOneMessageConsumerOfTheSameName() {
+        String messageId = UUID.randomUUID().toString();
+        IdempotentConsumer<PostgresTransaction> single = IdempotentConsumer.builder(executor, "counting").maxAttempts(2).build();
+        Delivery first = single.consume(messageId, "t1", tx -> {
+            throw new IllegalStateException("first attempt");
+        });
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, first.outcome());
+
+        List<IdempotentBatchConsumer.Result<Message>> second = consume(consumer("counting", 2),
+                List.of(new Message(messageId, "t1", "p")), (tx, message) -> {
+                    throw new IllegalStateException("second attempt");
+                });
+
+        assertEquals(Delivery.Outcome.DEAD_LETTER, second.get(0).delivery().outcome());
+        assertEquals(0, db.keyRows("counting:" + messageId, "t1"));
+    }
+
+    @Test
+    void aMalformedMessageIdIsInvalidAndTheOthersAreApplied() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = new ArrayList<>(messages(prefix, 2));
+        batch.add(1, new Message(" ", "t1", "blank id"));
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("validating", 5), batch,
+                IdempotentBatchConsumerTest::ship);
+
+        assertEquals(List.of(Delivery.Outcome.APPLIED, Delivery.Outcome.INVALID, Delivery.Outcome.APPLIED),
+                results.stream().map(result -> result.delivery().outcome()).toList());
+        assertEquals(0, shipments(" "));
+    }
+
+    @Test
+    void aHandlerThatCommitsTheBatchItselfIsRefusedAndWhatItCommittedIsMarkedForReconciliation() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 5);
+        IdempotentBatchConsumer consumer = consumer("committing", 5);
+
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> consume(consumer, batch,
+                (tx, message) -> {
+                    ship(tx, message);
+                    if (message.id().equals(batch.get(2).id())) {
+                        tx.handle().commit();
+                    }
+                }));
+
+        assertTrue(refused.getMessage().contains(CallbackRunner.ENDED_BY_CALLBACK), refused.getMessage());
+        for (int m = 0; m < 5; m++) {
+            String id = batch.get(m).id();
+            assertEquals(m <= 2 ? 1 : 0, shipments(id), id);
+            assertEquals(m <= 2 ? 1 : 0, db.keyRows("committing:" + id, "t1"), id);
+        }
+        List<IdempotentBatchConsumer.Result<Message>> redelivered = consume(consumer, batch, IdempotentBatchConsumerTest::ship);
+        assertEquals(Map.of(Delivery.Outcome.FAILED_PERMANENTLY, 3, Delivery.Outcome.APPLIED, 2), outcomes(redelivered));
+        assertEquals(1, shipments(batch.get(0).id()));
+        assertEquals(1, shipments(batch.get(4).id()));
+    }
+
+    private static void assertRedeliveryRunsEveryMessageOnce(IdempotentBatchConsumer consumer, List<Message> batch,
+                                                            String prefix, String consumerName) {
+        for (Message message : batch) {
+            assertEquals(0, shipments(message.id()), message.id());
+        }
+        assertEquals(0, keyRowsOf(consumerName, prefix));
+        AtomicInteger runs = new AtomicInteger();
+        List<IdempotentBatchConsumer.Result<Message>> redelivered = consume(consumer, batch, (tx, message) -> {
+            runs.incrementAndGet();
+            ship(tx, message);
+        });
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, batch.size()), outcomes(redelivered));
+        assertEquals(batch.size(), runs.get());
+        for (Message message : batch) {
+            assertEquals(1, shipments(message.id()), message.id());
+        }
+    }
+}
