@@ -325,6 +325,26 @@ final class ExecutorSql {
             SELECT set_config('lock_timeout', :lockTimeout, true)""";
 
     /**
+     * The relay's virtual partition of an ordering hash {@code <ordering_hash>}: its low 31 bits modulo
+     * the partition count {@code <partitions>}. The one definition in this module ({@link #partitionOf});
+     * outbox-relay's RelaySql renders the same, and migrations V2, V4 and V7 (applied, so never edited)
+     * wrote it out.
+     */
+    private static final String PARTITION_OF = "(<ordering_hash> & 2147483647) % <partitions>";
+
+    /** {@link #PARTITION_OF} of {@code orderingHash} (a column) over {@code partitions} (a count, or an expression giving one). */
+    static String partitionOf(String orderingHash, String partitions) {
+        return PARTITION_OF.replace("<ordering_hash>", orderingHash).replace("<partitions>", partitions);
+    }
+
+    /**
+     * The virtual partition of an event row {@code e}, over as many partitions as the relays created
+     * (NULL when no relay ever ran), as outbox_event_states computes it.
+     */
+    private static final String EVENT_PARTITION = partitionOf("e.ordering_hash",
+            "(SELECT nullif(count(*), 0) FROM <schema>.outbox_relay_partitions)");
+
+    /**
      * The event rows {@code e} of one generation table, each with its virtual partition's relay
      * position {@code p} as this server trusts it (V7's outbox_relay_positions: a position written on
      * another server, by a dump restored here or a logical-replication cut-over, consumes nothing), or
@@ -333,8 +353,7 @@ final class ExecutorSql {
     private static final String EVENTS_WITH_POSITIONS = """
             <schema>.outbox_events_<generation> e
             LEFT JOIN <schema>.outbox_relay_positions p
-                   ON p.partition_no = (e.ordering_hash & 2147483647)
-                                       % (SELECT nullif(count(*), 0) FROM <schema>.outbox_relay_partitions)""";
+                   ON p.partition_no = <event_partition>""";
 
     /**
      * Whether such an event has been consumed by the relays: V7's outbox_event_consumed, the one
@@ -662,7 +681,8 @@ final class ExecutorSql {
                 .replace("<key_row_missing>", KEY_ROW_MISSING)
                 .replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
                 .replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
-                .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<consumed>", CONSUMED)
+                .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<event_partition>", EVENT_PARTITION)
+                .replace("<consumed>", CONSUMED)
                 .replace("<schema>", quotedSchema);
     }
 
