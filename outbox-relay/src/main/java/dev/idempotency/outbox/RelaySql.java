@@ -1,14 +1,30 @@
 package dev.idempotency.outbox;
 
 /**
- * Every SQL statement of the relay, in one place. The templates name the schema {@code <schema>}; an
- * instance holds them rendered once for a validated, double-quoted schema name, so no identifier is
- * concatenated from unchecked input and no statement is rebuilt per call. {@code :name} are Jdbi
+ * Every SQL statement of the relay, in one place. The templates name the schema {@code <schema>} and
+ * the partition of an event by placeholders ({@link #render}); an instance holds them rendered once for
+ * a validated, double-quoted schema name, so no identifier is concatenated from unchecked input and no
+ * statement is rebuilt per call. {@code :name} are Jdbi
  * bind parameters. Each statement's comment says what it locks and why. Apart from the start-up's
  * partition check, each is a single autocommit statement: no transaction spans a broker call, and
  * every lease decision is atomic.
  */
 final class RelaySql {
+    // ---- the partition of an event --------------------------------------------------------
+
+    /**
+     * The virtual partition of an ordering hash {@code <ordering_hash>}: its low 31 bits modulo the
+     * partition count {@code <partitions>}. The one definition in the relay ({@link #partitionOf}), which
+     * the statements below name by placeholder ({@link #render}); idempotency-jdbc's ExecutorSql renders
+     * the same for the sweeper, and migrations V2, V4 and V7 (applied, so never edited) wrote it out.
+     */
+    private static final String PARTITION_OF = "(<ordering_hash> & 2147483647) % <partitions>";
+
+    /** {@link #PARTITION_OF} of {@code orderingHash} (a column) over {@code partitions} (a count, a parameter or an expression). */
+    static String partitionOf(String orderingHash, String partitions) {
+        return PARTITION_OF.replace("<ordering_hash>", orderingHash).replace("<partitions>", partitions);
+    }
+
     // ---- partition leases -------------------------------------------------------------------
 
     /**
@@ -232,7 +248,7 @@ final class RelaySql {
             e.id, coalesce(e.message_id::text, e.id::text) AS message_id, e.tenant_id, e.topic, e.partition_key,
                    e.payload::text AS payload, e.headers::text AS headers, e.created_at, 0 AS attempts,
                    e.traceparent, e.tracestate,
-                   (e.ordering_hash & 2147483647) % :partitions AS partition_no,
+                   <event_partition> AS partition_no,
                    (extract(epoch FROM now() - e.created_at) * 1000)::bigint AS age_millis,
                    EXISTS (SELECT 1 FROM <schema>.outbox_retries r
                            WHERE r.status = 'pending' AND r.ordering_hash = e.ordering_hash
@@ -290,7 +306,7 @@ final class RelaySql {
                 SELECT c.id, c.generation FROM candidates c
                 WHERE pg_visible_in_snapshot(c.txid, (SELECT snapshot FROM hi))
                   AND NOT pg_visible_in_snapshot(c.txid,
-                          (SELECT CAST(:los AS pg_snapshot[]))[(c.ordering_hash & 2147483647) % :partitions + 1])
+                          (SELECT CAST(:los AS pg_snapshot[]))[<candidate_partition> + 1])
             ), page AS (
                 SELECT id, generation FROM difference ORDER BY id LIMIT :limit
             )
@@ -317,9 +333,9 @@ final class RelaySql {
             , (SELECT hi::text FROM pos) AS hi
             FROM <schema>.outbox_events e
             WHERE e.id > (SELECT min(c) FROM pos, unnest(pos.cursors) AS c)
-              AND e.id > (SELECT cursors FROM pos)[(e.ordering_hash & 2147483647) % :partitions + 1]
+              AND e.id > (SELECT cursors FROM pos)[<event_partition> + 1]
               AND pg_visible_in_snapshot(e.txid, (SELECT hi FROM pos))
-              AND NOT pg_visible_in_snapshot(e.txid, (SELECT los FROM pos)[(e.ordering_hash & 2147483647) % :partitions + 1])
+              AND NOT pg_visible_in_snapshot(e.txid, (SELECT los FROM pos)[<event_partition> + 1])
               AND """ + ON_THIS_SERVER + """
             ORDER BY e.id
             LIMIT :limit""";
@@ -388,7 +404,7 @@ final class RelaySql {
                 FROM unnest(:movedIds, :movedStatuses, :movedAttempts, :movedDelays, :movedErrors)
                          WITH ORDINALITY AS m(id, status, attempts, delay_millis, error, n)
                 JOIN <schema>.outbox_events e ON e.id = m.id
-                JOIN held ON held.partition_no = (e.ordering_hash & 2147483647) % :partitions
+                JOIN held ON held.partition_no = <event_partition>
                 ORDER BY m.n
                 ON CONFLICT (event_id) DO NOTHING
             ), advanced AS (
@@ -419,7 +435,7 @@ final class RelaySql {
                     LIMIT 1) later
                 WHERE pending_keys.visited < :limit
             )
-            SELECT ordering_hash, (ordering_hash & 2147483647) % :partitions AS partition_no
+            SELECT ordering_hash, <key_partition> AS partition_no
             FROM pending_keys
             ORDER BY ordering_hash""";
 
@@ -435,7 +451,7 @@ final class RelaySql {
                     SELECT r.event_id AS id, coalesce(r.message_id::text, r.event_id::text) AS message_id,
                            r.tenant_id, r.topic, r.partition_key, r.payload::text AS payload,
                            r.headers::text AS headers, r.created_at, r.attempts, r.traceparent, r.tracestate,
-                           (r.ordering_hash & 2147483647) % :partitions AS partition_no,
+                           <retry_partition> AS partition_no,
                            (extract(epoch FROM now() - r.created_at) * 1000)::bigint AS age_millis,
                            false AS held_back,
                            bool_and(r.next_attempt_at <= now())
@@ -471,7 +487,7 @@ final class RelaySql {
                 DELETE FROM <schema>.outbox_retries r
                 USING outcome o, held
                 WHERE r.event_id = o.id AND o.action = 'published' AND r.status = 'pending'
-                  AND (r.ordering_hash & 2147483647) % :partitions = held.partition_no
+                  AND <retry_partition> = held.partition_no
             ), changed AS (
                 UPDATE <schema>.outbox_retries r
                 SET status = CASE WHEN o.action = 'dead' THEN 'dead' ELSE 'pending' END,
@@ -482,7 +498,7 @@ final class RelaySql {
                     last_error = o.error
                 FROM outcome o, held
                 WHERE r.event_id = o.id AND o.action <> 'published' AND r.status = 'pending'
-                  AND (r.ordering_hash & 2147483647) % :partitions = held.partition_no
+                  AND <retry_partition> = held.partition_no
             )
             SELECT partition_no FROM held""";
 
@@ -544,7 +560,7 @@ final class RelaySql {
                     UNION ALL
                       SELECT txid, id, ordering_hash, created_at FROM <schema>.outbox_events
                       WHERE txid >= (SELECT xmax FROM bounds)) e
-                LEFT JOIN pos ON pos.partition_no = (e.ordering_hash & 2147483647) % (SELECT nullif(partitions, 0) FROM bounds)
+                LEFT JOIN pos ON pos.partition_no = <backlog_partition>
                 WHERE NOT <schema>.outbox_event_consumed(e.txid, e.id, pos.c, pos.b, pos.k)
             )
             """;
@@ -608,33 +624,49 @@ final class RelaySql {
     /** Renders every statement for {@code schema}, validated here like {@link OutboxRelayConfig#schema()}. */
     RelaySql(String schema) {
         String quoted = '"' + OutboxRelayConfig.requireValidSchema(schema) + '"';
-        this.lockPartitions = LOCK_PARTITIONS.replace("<schema>", quoted);
-        this.createPartitions = CREATE_PARTITIONS.replace("<schema>", quoted);
-        this.countPartitions = COUNT_PARTITIONS.replace("<schema>", quoted);
-        this.heartbeat = HEARTBEAT.replace("<schema>", quoted);
-        this.deregister = DEREGISTER.replace("<schema>", quoted);
-        this.acquire = ACQUIRE.replace("<schema>", quoted);
-        this.renew = RENEW.replace("<schema>", quoted);
-        this.release = RELEASE.replace("<schema>", quoted);
-        this.outboxTableShape = OUTBOX_TABLE_SHAPE.replace("<schema>", quoted);
-        this.drawServerToken = DRAW_SERVER_TOKEN.replace("<schema>", quoted);
-        this.serverCheck = SERVER_CHECK.replace("<schema>", quoted);
-        this.rebaseLock = REBASE_LOCK.replace("<schema>", quoted);
-        this.rebase = REBASE.replace("<schema>", quoted);
-        this.positions = POSITIONS.replace("<schema>", quoted);
-        this.diffStart = DIFF_START.replace("<schema>", quoted);
+        this.lockPartitions = render(LOCK_PARTITIONS, quoted);
+        this.createPartitions = render(CREATE_PARTITIONS, quoted);
+        this.countPartitions = render(COUNT_PARTITIONS, quoted);
+        this.heartbeat = render(HEARTBEAT, quoted);
+        this.deregister = render(DEREGISTER, quoted);
+        this.acquire = render(ACQUIRE, quoted);
+        this.renew = render(RENEW, quoted);
+        this.release = render(RELEASE, quoted);
+        this.outboxTableShape = render(OUTBOX_TABLE_SHAPE, quoted);
+        this.drawServerToken = render(DRAW_SERVER_TOKEN, quoted);
+        this.serverCheck = render(SERVER_CHECK, quoted);
+        this.rebaseLock = render(REBASE_LOCK, quoted);
+        this.rebase = render(REBASE, quoted);
+        this.positions = render(POSITIONS, quoted);
+        this.diffStart = render(DIFF_START, quoted);
         this.diffStartByIndex = INDEX_READS + ";\n" + diffStart;
-        this.diffPageByIndex = INDEX_READS + ";\n" + DIFF_PAGE.replace("<schema>", quoted);
-        this.settlePage = SETTLE_PAGE.replace("<schema>", quoted);
-        this.settlePageWithRetries = SETTLE_PAGE_WITH_RETRIES.replace("<schema>", quoted);
-        this.pendingRetryKeys = PENDING_RETRY_KEYS.replace("<schema>", quoted);
-        this.pendingRetries = PENDING_RETRIES.replace("<schema>", quoted);
-        this.settleRetries = SETTLE_RETRIES.replace("<schema>", quoted);
-        this.listDead = LIST_DEAD.replace("<schema>", quoted);
-        this.requeueOne = REQUEUE_ONE.replace("<schema>", quoted);
-        this.requeueSome = REQUEUE_SOME.replace("<schema>", quoted);
-        this.countPending = COUNT_PENDING.replace("<schema>", quoted);
-        this.oldestPendingAge = OLDEST_PENDING_AGE.replace("<schema>", quoted);
-        this.countDead = COUNT_DEAD.replace("<schema>", quoted);
+        this.diffPageByIndex = INDEX_READS + ";\n" + render(DIFF_PAGE, quoted);
+        this.settlePage = render(SETTLE_PAGE, quoted);
+        this.settlePageWithRetries = render(SETTLE_PAGE_WITH_RETRIES, quoted);
+        this.pendingRetryKeys = render(PENDING_RETRY_KEYS, quoted);
+        this.pendingRetries = render(PENDING_RETRIES, quoted);
+        this.settleRetries = render(SETTLE_RETRIES, quoted);
+        this.listDead = render(LIST_DEAD, quoted);
+        this.requeueOne = render(REQUEUE_ONE, quoted);
+        this.requeueSome = render(REQUEUE_SOME, quoted);
+        this.countPending = render(COUNT_PENDING, quoted);
+        this.oldestPendingAge = render(OLDEST_PENDING_AGE, quoted);
+        this.countDead = render(COUNT_DEAD, quoted);
+    }
+
+    /**
+     * Fills a template's placeholders: the partition, over the configured {@code :partitions}, of an
+     * event row {@code e} ({@code <event_partition>}), a candidate row {@code c} ({@code
+     * <candidate_partition>}), a retry row {@code r} ({@code <retry_partition>}) and a bare ordering hash
+     * ({@code <key_partition>}); over the partitions the positions hold ({@code <backlog_partition>}, in
+     * {@link #UNCONSUMED}); and the schema, last, since the others may name it.
+     */
+    private static String render(String template, String quotedSchema) {
+        return template.replace("<event_partition>", partitionOf("e.ordering_hash", ":partitions"))
+                .replace("<candidate_partition>", partitionOf("c.ordering_hash", ":partitions"))
+                .replace("<retry_partition>", partitionOf("r.ordering_hash", ":partitions"))
+                .replace("<key_partition>", partitionOf("ordering_hash", ":partitions"))
+                .replace("<backlog_partition>", partitionOf("e.ordering_hash", "(SELECT nullif(partitions, 0) FROM bounds)"))
+                .replace("<schema>", quotedSchema);
     }
 }

@@ -171,7 +171,8 @@ final class OutboxFixture implements BeforeAllCallback, AfterAllCallback, Before
 
     /** The partition of an event, computed the way the relay does. */
     int partitionOf(long id, int partitions) {
-        return (int) number("SELECT (ordering_hash & 2147483647) % " + partitions + " FROM outbox_events WHERE id = " + id);
+        return (int) number("SELECT " + RelaySql.partitionOf("ordering_hash", Integer.toString(partitions))
+                + " FROM outbox_events WHERE id = " + id);
     }
 
     void execute(String sql) {
