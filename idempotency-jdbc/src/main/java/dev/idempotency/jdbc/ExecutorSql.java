@@ -589,16 +589,6 @@ final class ExecutorSql {
     final JdbcStatement completeBatch;
     final JdbcStatement releaseBatchClaims;
     final JdbcStatement takeAttemptSlot;
-    final String failExpiredLeases;
-    final String purgeExpiredKeys;
-    final String dueGeneration;
-    final String rotationLockTimeout;
-    /** Per generation 0, 1, 2: {@link #COUNT_GENERATION} and the statements after it, on that table. */
-    final String[] countGeneration = new String[GENERATIONS];
-    final String[] lockGeneration = new String[GENERATIONS];
-    final String[] countGenerationSince = new String[GENERATIONS];
-    final String[] truncateGeneration = new String[GENERATIONS];
-    final String switchGeneration;
     final String listUnknownOutcomes;
     final String resolveUnknownAsCompleted;
     final String resolveUnknownAsFailed;
@@ -630,6 +620,40 @@ final class ExecutorSql {
         }
     }
 
+    /**
+     * The sweeper's statements ({@link Sweeper}, and its {@link GenerationRotation}), rendered apart from
+     * the executor's: a sweeper renders these, not every statement of the module. Plain text, run on the
+     * sweeper's own Jdbi.
+     */
+    static final class SweeperStatements {
+        final String failExpiredLeases;
+        final String purgeExpiredKeys;
+        final String dueGeneration;
+        final String rotationLockTimeout;
+        /** Per generation 0, 1, 2: {@link #COUNT_GENERATION} and the statements after it, on that table. */
+        final String[] countGeneration = new String[GENERATIONS];
+        final String[] lockGeneration = new String[GENERATIONS];
+        final String[] countGenerationSince = new String[GENERATIONS];
+        final String[] truncateGeneration = new String[GENERATIONS];
+        final String switchGeneration;
+
+        /** Renders the sweeper's templates for {@code schema}, which its builder has already validated. */
+        SweeperStatements(String schema) {
+            String quoted = '"' + schema + '"';
+            this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
+            this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
+            this.dueGeneration = render(DUE_GENERATION, quoted);
+            this.rotationLockTimeout = ROTATION_LOCK_TIMEOUT;
+            for (int generation = 0; generation < GENERATIONS; generation++) {
+                countGeneration[generation] = renderGeneration(COUNT_GENERATION, quoted, generation);
+                lockGeneration[generation] = renderGeneration(LOCK_GENERATION, quoted, generation);
+                countGenerationSince[generation] = renderGeneration(COUNT_GENERATION_SINCE, quoted, generation);
+                truncateGeneration[generation] = renderGeneration(TRUNCATE_GENERATION, quoted, generation);
+            }
+            this.switchGeneration = render(SWITCH_GENERATION, quoted);
+        }
+    }
+
     /** Renders the templates for {@code schema}, which the configuration has already validated. */
     ExecutorSql(String schema) {
         String quoted = '"' + schema + '"';
@@ -657,17 +681,6 @@ final class ExecutorSql {
         this.completeBatch = JdbcStatement.of(render(COMPLETE_BATCH, quoted));
         this.releaseBatchClaims = JdbcStatement.of(render(RELEASE_BATCH_CLAIMS, quoted));
         this.takeAttemptSlot = JdbcStatement.of(render(TAKE_ATTEMPT_SLOT, quoted));
-        this.failExpiredLeases = render(FAIL_EXPIRED_LEASES, quoted);
-        this.purgeExpiredKeys = render(PURGE_EXPIRED_KEYS, quoted);
-        this.dueGeneration = render(DUE_GENERATION, quoted);
-        this.rotationLockTimeout = ROTATION_LOCK_TIMEOUT;
-        for (int generation = 0; generation < GENERATIONS; generation++) {
-            countGeneration[generation] = renderGeneration(COUNT_GENERATION, quoted, generation);
-            lockGeneration[generation] = renderGeneration(LOCK_GENERATION, quoted, generation);
-            countGenerationSince[generation] = renderGeneration(COUNT_GENERATION_SINCE, quoted, generation);
-            truncateGeneration[generation] = renderGeneration(TRUNCATE_GENERATION, quoted, generation);
-        }
-        this.switchGeneration = render(SWITCH_GENERATION, quoted);
         this.listUnknownOutcomes = render(LIST_UNKNOWN_OUTCOMES, quoted);
         this.resolveUnknownAsCompleted = render(RESOLVE_UNKNOWN_AS_COMPLETED, quoted);
         this.resolveUnknownAsFailed = render(RESOLVE_UNKNOWN_AS_FAILED, quoted);

@@ -26,10 +26,10 @@ final class GenerationRotation {
     private static final String LOCK_NOT_AVAILABLE = "55P03";
 
     private final Jdbi jdbi;
-    private final ExecutorSql sql;
+    private final ExecutorSql.SweeperStatements sql;
     private final double halfRetentionSeconds;
 
-    GenerationRotation(Jdbi jdbi, ExecutorSql sql, Duration retention) {
+    GenerationRotation(Jdbi jdbi, ExecutorSql.SweeperStatements sql, Duration retention) {
         this.jdbi = jdbi;
         this.sql = sql;
         this.halfRetentionSeconds = retention.toMillis() / 2000.0;

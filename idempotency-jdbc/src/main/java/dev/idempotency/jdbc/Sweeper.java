@@ -46,7 +46,7 @@ public final class Sweeper implements AutoCloseable {
 
     private final Jdbi jdbi;
     private final String schema;
-    private final ExecutorSql sql;
+    private final ExecutorSql.SweeperStatements sql;
     private final int batchSize;
     private final int maxBatches;
     private final Duration interval;
@@ -58,7 +58,7 @@ public final class Sweeper implements AutoCloseable {
     private Sweeper(Builder builder) {
         this.jdbi = builder.jdbi;
         this.schema = builder.schema;
-        this.sql = new ExecutorSql(builder.schema);
+        this.sql = new ExecutorSql.SweeperStatements(builder.schema);
         this.batchSize = builder.batchSize;
         this.maxBatches = builder.maxBatchesPerSweep;
         this.interval = builder.interval;
