@@ -1,6 +1,6 @@
 package dev.idempotency.outbox.cli;
 
-import dev.idempotency.outbox.publisher.PublisherSettings;
+import dev.idempotency.outbox.publisher.internal.PublisherSettings;
 import java.time.Duration;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;

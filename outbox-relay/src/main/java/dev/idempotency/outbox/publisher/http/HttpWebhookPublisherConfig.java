@@ -1,7 +1,7 @@
 package dev.idempotency.outbox.publisher.http;
 
-import dev.idempotency.outbox.publisher.PublisherSettings;
-import dev.idempotency.outbox.publisher.SettingChecks;
+import dev.idempotency.outbox.publisher.internal.PublisherSettings;
+import dev.idempotency.outbox.publisher.internal.SettingChecks;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpRequest;

@@ -1,7 +1,7 @@
 package dev.idempotency.outbox.publisher.kafka;
 
-import dev.idempotency.outbox.publisher.PublisherSettings;
-import dev.idempotency.outbox.publisher.SettingChecks;
+import dev.idempotency.outbox.publisher.internal.PublisherSettings;
+import dev.idempotency.outbox.publisher.internal.SettingChecks;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.idempotency.outbox.publisher.log;
 
-import dev.idempotency.outbox.publisher.PublisherSettings;
-import dev.idempotency.outbox.publisher.SettingChecks;
+import dev.idempotency.outbox.publisher.internal.PublisherSettings;
+import dev.idempotency.outbox.publisher.internal.SettingChecks;
 import java.util.List;
 import java.util.Map;
 

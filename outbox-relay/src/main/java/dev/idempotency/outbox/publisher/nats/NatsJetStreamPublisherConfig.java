@@ -1,7 +1,7 @@
 package dev.idempotency.outbox.publisher.nats;
 
-import dev.idempotency.outbox.publisher.PublisherSettings;
-import dev.idempotency.outbox.publisher.SettingChecks;
+import dev.idempotency.outbox.publisher.internal.PublisherSettings;
+import dev.idempotency.outbox.publisher.internal.SettingChecks;
 import io.nats.client.Options;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package dev.idempotency.outbox.publisher.rabbitmq;
 
-import dev.idempotency.outbox.publisher.PublisherSettings;
-import dev.idempotency.outbox.publisher.SettingChecks;
+import dev.idempotency.outbox.publisher.internal.PublisherSettings;
+import dev.idempotency.outbox.publisher.internal.SettingChecks;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

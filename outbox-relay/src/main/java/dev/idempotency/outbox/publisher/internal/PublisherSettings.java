@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.publisher;
+package dev.idempotency.outbox.publisher.internal;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -16,7 +16,8 @@ import java.util.regex.Pattern;
 /**
  * The string settings of one publisher (from flags, environment variables or a properties file),
  * read through typed getters whose errors name the setting. A blank value counts as absent, so an
- * empty environment variable falls back to the default.
+ * empty environment variable falls back to the default. Not API: public only so that the publishers'
+ * own packages and the command line can share it.
  */
 public final class PublisherSettings {
     private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");

@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.publisher;
+package dev.idempotency.outbox.publisher.internal;
 
 import java.time.Duration;
 import java.util.Objects;

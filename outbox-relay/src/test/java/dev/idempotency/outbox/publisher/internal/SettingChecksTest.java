@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.publisher;
+package dev.idempotency.outbox.publisher.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
