@@ -3,6 +3,7 @@ package dev.idempotency.jdbc;
 import dev.idempotency.core.IdempotencyException;
 import dev.idempotency.core.SchemaNotMigratedException;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.jdbc.internal.RedactedErrors;
 import java.sql.SQLException;
 import java.sql.SQLTransientException;
 import java.sql.SQLRecoverableException;

@@ -3,6 +3,7 @@ package dev.idempotency.jdbc;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.SchemaNotMigratedException;
 import dev.idempotency.core.internal.SchemaNames;
+import dev.idempotency.jdbc.internal.RedactedErrors;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;

@@ -4,6 +4,7 @@ import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.SchemaNotMigratedException;
+import dev.idempotency.jdbc.internal.RedactedErrors;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;

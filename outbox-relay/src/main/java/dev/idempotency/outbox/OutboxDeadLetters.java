@@ -1,7 +1,7 @@
 package dev.idempotency.outbox;
 
 import dev.idempotency.core.internal.SchemaNames;
-import dev.idempotency.jdbc.RedactedErrors;
+import dev.idempotency.jdbc.internal.RedactedErrors;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package dev.idempotency.jdbc;
+package dev.idempotency.jdbc.internal;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -27,7 +27,7 @@ import org.postgresql.util.ServerErrorMessage;
  * violates check constraint ..."), and the stack traces. The server's detail fields remain readable
  * in code through {@link PSQLException#getServerErrorMessage()}, just not in any message.
  *
- * <p>Public for the relay module and for applications that want the same for their own statements.
+ * <p>Not API: public for the relay module.
  */
 public final class RedactedErrors {
     private RedactedErrors() {
@@ -113,7 +113,7 @@ public final class RedactedErrors {
      * ("Cannot deserialize ... from String \"...\"", "Unrecognized token '...'"). The field path
      * and the position stay.
      */
-    static String jsonProblem(JsonProcessingException e) {
+    public static String jsonProblem(JsonProcessingException e) {
         StringBuilder problem = new StringBuilder(e.getClass().getSimpleName());
         if (e instanceof JsonMappingException mapping && !mapping.getPathReference().isEmpty()) {
             problem.append(" at ").append(mapping.getPathReference());
@@ -126,7 +126,7 @@ public final class RedactedErrors {
     }
 
     /** A stand-in cause for Jackson's exception: its type, path and stack trace, not its message. */
-    static Exception jsonStandIn(JsonProcessingException e) {
+    public static Exception jsonStandIn(JsonProcessingException e) {
         Exception standIn = new IllegalArgumentException(e.getClass().getName() + ": " + jsonProblem(e));
         standIn.setStackTrace(e.getStackTrace());
         return standIn;
