@@ -332,7 +332,10 @@ final class ExecutorSql {
      */
     private static final String PARTITION_OF = "(<ordering_hash> & 2147483647) % <partitions>";
 
-    /** {@link #PARTITION_OF} of {@code orderingHash} (a column) over {@code partitions} (a count, or an expression giving one). */
+    /**
+     * {@link #PARTITION_OF} of {@code orderingHash} (a column) over {@code partitions} (a count, or an
+     * expression giving one).
+     */
     static String partitionOf(String orderingHash, String partitions) {
         return PARTITION_OF.replace("<ordering_hash>", orderingHash).replace("<partitions>", partitions);
     }

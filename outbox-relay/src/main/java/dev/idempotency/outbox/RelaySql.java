@@ -4,10 +4,9 @@ package dev.idempotency.outbox;
  * Every SQL statement of the relay, in one place. The templates name the schema {@code <schema>} and
  * the partition of an event by placeholders ({@link #render}); an instance holds them rendered once for
  * a validated, double-quoted schema name, so no identifier is concatenated from unchecked input and no
- * statement is rebuilt per call. {@code :name} are Jdbi
- * bind parameters. Each statement's comment says what it locks and why. Apart from the start-up's
- * partition check, each is a single autocommit statement: no transaction spans a broker call, and
- * every lease decision is atomic.
+ * statement is rebuilt per call. {@code :name} are Jdbi bind parameters. Each statement's comment says
+ * what it locks and why. Apart from the start-up's partition check, each is a single autocommit
+ * statement: no transaction spans a broker call, and every lease decision is atomic.
  */
 final class RelaySql {
     // ---- the partition of an event --------------------------------------------------------
@@ -20,7 +19,10 @@ final class RelaySql {
      */
     private static final String PARTITION_OF = "(<ordering_hash> & 2147483647) % <partitions>";
 
-    /** {@link #PARTITION_OF} of {@code orderingHash} (a column) over {@code partitions} (a count, a parameter or an expression). */
+    /**
+     * {@link #PARTITION_OF} of {@code orderingHash} (a column) over {@code partitions} (a count, a
+     * parameter or an expression giving one).
+     */
     static String partitionOf(String orderingHash, String partitions) {
         return PARTITION_OF.replace("<ordering_hash>", orderingHash).replace("<partitions>", partitions);
     }
