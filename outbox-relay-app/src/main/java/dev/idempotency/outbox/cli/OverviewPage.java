@@ -4,7 +4,6 @@ import static dev.idempotency.outbox.cli.ConsoleHtml.escape;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.stream.Collectors;
 
 /** The console's first page: backlog, stall, dead letters, the relays and their partitions, the generation tables. */
 final class OverviewPage {
@@ -42,7 +41,7 @@ final class OverviewPage {
                         .append(ConsoleHtml.time(relay.startedAt())).append("</td><td>")
                         .append(ConsoleHtml.time(relay.heartbeatAt())).append("</td><td>")
                         .append(relay.partitions().size()).append(relay.partitions().isEmpty() ? "" : ": "
-                                + relay.partitions().stream().map(String::valueOf).collect(Collectors.joining(", ")))
+                                + ranges(relay.partitions()))
                         .append("</td><td>").append(leaseEnds(relay)).append("</td></tr>\n");
             }
             body.append("</tbody></table>\n");
@@ -64,6 +63,20 @@ final class OverviewPage {
     private static String tile(String id, String label, String value, boolean alarm) {
         return "<div class=\"tile" + (alarm ? " alarm" : "") + "\" id=\"" + id + "\"><span class=\"label\">" + escape(label)
                 + "</span><span class=\"value\">" + escape(value) + "</span></div>";
+    }
+
+    /** Sorted partition numbers as ranges: 0–7, 9, 12–15. */
+    static String ranges(List<Integer> sorted) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < sorted.size(); i++) {
+            int start = sorted.get(i);
+            int end = start;
+            while (i + 1 < sorted.size() && sorted.get(i + 1) == end + 1) {
+                end = sorted.get(++i);
+            }
+            out.append(out.length() == 0 ? "" : ", ").append(start).append(end == start ? "" : "–" + end);
+        }
+        return out.toString();
     }
 
     private static String leaseEnds(ConsoleQueries.Relay relay) {
