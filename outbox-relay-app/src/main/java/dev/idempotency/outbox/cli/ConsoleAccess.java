@@ -10,7 +10,9 @@ import java.util.Optional;
  * Who may use the console, and the CSRF token its forms carry. With credentials, a request must
  * carry them (HTTP Basic) and is answered 401 otherwise; without, the console is only served on
  * loopback ({@link ConsoleOptions}) and its user is {@value #LOCAL_USER}. The token is drawn once per
- * process and every POST must send it back; comparisons take constant time.
+ * process and every POST must send it back; comparisons take constant time. Without credentials, a
+ * request must also name a loopback host in its Host header, so that a web page whose name an attacker
+ * re-points at 127.0.0.1 (DNS rebinding) cannot read the console nor its token.
  */
 final class ConsoleAccess {
     /** The user actions are logged under when the console asks for no credentials. */
@@ -46,6 +48,27 @@ final class ConsoleAccess {
         }
         byte[] given = authorizationHeader == null ? new byte[0] : authorizationHeader.getBytes(StandardCharsets.UTF_8);
         return MessageDigest.isEqual(expectedAuthorization, given) ? Optional.of(user) : Optional.empty();
+    }
+
+    /**
+     * Whether a request with this Host header may be served: always with credentials; without, only when
+     * it names localhost or a loopback address literal (127.x.x.x, [::1]).
+     */
+    boolean hostAllowed(String hostHeader) {
+        if (expectedAuthorization != null) {
+            return true;
+        }
+        if (hostHeader == null) {
+            return false;
+        }
+        String host = hostHeader.strip().toLowerCase(java.util.Locale.ROOT);
+        if (host.startsWith("[")) {
+            int end = host.indexOf(']');
+            return end > 0 && host.substring(1, end).equals("::1");
+        }
+        int colon = host.indexOf(':');
+        String name = colon < 0 ? host : host.substring(0, colon);
+        return name.equals("localhost") || name.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
     }
 
     /** The token the console's forms carry. */

@@ -56,6 +56,10 @@ final class ConsoleHandler implements HttpHandler {
     @Override
     public void handle(HttpExchange exchange) throws IOException {
         try {
+            if (!access.hostAllowed(exchange.getRequestHeaders().getFirst("Host"))) {
+                text(exchange, 421, "the console without credentials answers only requests for localhost or 127.0.0.1");
+                return;
+            }
             Optional<String> user = access.userFor(exchange.getRequestHeaders().getFirst("Authorization"));
             if (user.isEmpty()) {
                 exchange.getResponseHeaders().set("WWW-Authenticate", "Basic realm=\"outbox console\", charset=\"UTF-8\"");

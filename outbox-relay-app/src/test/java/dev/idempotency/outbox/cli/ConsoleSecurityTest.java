@@ -105,6 +105,20 @@ class ConsoleSecurityTest {
     }
 
     @Test
+    void withoutCredentialsARequestNamingAnotherHostIsRefusedAgainstDnsRebinding() throws Exception {
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false);
+             java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port())) {
+            socket.getOutputStream().write(("GET /console HTTP/1.1\r\nHost: attacker.example:" + server.port()
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+            assertTrue(answer.startsWith("HTTP/1.1 421"), answer);
+            assertFalse(answer.contains("csrf"), answer);
+            assertEquals(200, ConsoleFixture.get("http://localhost:" + server.port() + "/console", null).statusCode());
+        }
+    }
+
+    @Test
     void runRefusesToServeTheConsoleOnANonLoopbackHostWithoutCredentials() {
         StringWriter err = new StringWriter();
         CommandLine cli = OutboxRelayCli.commandLine();
