@@ -166,6 +166,28 @@ class ConsoleBrowserTest {
         }
     }
 
+    @Test
+    void requeueingAllAsksForAConfirmationThenPutsEveryDeadLetterBackInLine() throws Exception {
+        ConsoleFixture.insertDeadLetter(db, 301, "refunds", "{}");
+        ConsoleFixture.insertDeadLetter(db, 302, "refunds", "{}");
+        ConsoleAccess access = ConsoleAccess.loopbackOnly();
+        try (StatusServer server = ConsoleFixture.serve(db, access, false)) {
+            String console = "http://127.0.0.1:" + server.port() + "/console";
+
+            browser.get(console + "/dead-letters");
+            browser.findElement(By.id("requeue-all")).click();
+            assertEquals("dead", ConsoleFixture.status(db, 301), "nothing requeued before the confirmation");
+            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + access.csrfToken())
+                    .statusCode(), "a POST without the confirmation");
+            browser.findElement(By.id("confirm-requeue-all")).click();
+
+            assertTrue(browser.findElement(By.id("notice")).getText().matches("Requeued \\d+ dead letters\\."),
+                    browser.findElement(By.id("notice")).getText());
+            assertEquals("pending", ConsoleFixture.status(db, 301));
+            assertEquals("pending", ConsoleFixture.status(db, 302));
+        }
+    }
+
     private static void screenshot(Path target) throws IOException {
         if (Files.isDirectory(target.getParent().getParent())) {
             Files.createDirectories(target.getParent());
