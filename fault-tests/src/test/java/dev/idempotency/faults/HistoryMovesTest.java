@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The database's history moves under two running relays and running writers: a failover to a standby
+ * The database's history moves under two running relays and running writers: a crash that loses commits
+ * not yet flushed, a failover to a standby
  * that lagged, a point-in-time restore, a dump restored on another server with a lower and with a higher
  * transaction counter, and a logical-replication cut-over. Events are pending, in flight and written
  * after each move. Each test ends on the history that won: every event in that database is published at
@@ -46,6 +47,23 @@ class HistoryMovesTest {
             run.move("primary crashed mid-load; the standby promoted on its port");
             Thread.sleep(3_000);
             run.assertEveryEventPublishedInKeyOrder("failover to a standby that lagged");
+        }
+    }
+
+    @Test
+    void aCrashThatLosesUnflushedCommitsPublishesEveryEventOfTheRecoveredHistoryInKeyOrder() throws Exception {
+        // Commits wait for no flush and the WAL writer flushes every 10 s: a crash loses the last seconds of
+        // commits, and the recovered server hands their transaction ids out again.
+        try (PrivatePostgres server = PrivatePostgres.start(List.of("synchronous_commit=off", "wal_writer_delay=10000ms"));
+             FaultDatabase db = FaultDatabase.on(server.url(), "history_crash");
+             Run run = new Run(db)) {
+            run.startLoad("before");
+            run.awaitPublications(600);
+            server.crash();
+            server.startServer();
+            run.move("server crashed mid-load with commits not yet flushed, recovered in place");
+            Thread.sleep(3_000);
+            run.assertEveryEventPublishedInKeyOrder("crash that lost unflushed commits");
         }
     }
 

@@ -136,6 +136,9 @@ final class RunCommand implements Callable<Integer> {
                     + " aging: the relays make no progress (env OUTBOX_STALL_AFTER; default: ${DEFAULT-VALUE}).")
     Duration stallAfter;
 
+    @Mixin
+    ConsoleOptions console;
+
     private final CountDownLatch stopRequested = new CountDownLatch(1);
 
     @Override
@@ -143,6 +146,7 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> settings = new LinkedHashMap<>(environmentPublisherSettings());
         settings.putAll(publisherSettings);
         OutboxRelayConfig relayConfig = relayConfig();
+        ConsoleAccess consoleAccess = console.served() ? console.access(httpHost, httpPort) : null;
         try (EmbeddedDatabase embedded = database.embeddedIfNoServer();
              HikariDataSource pool = database.pool("outbox-relay", 6);
              Publisher sink = Publishers.create(publisher, settings)) {
@@ -154,8 +158,8 @@ final class RunCommand implements Callable<Integer> {
             RequiredTables.require(pool, database.schema, noSweeper ? RequiredTables.RELAY
                     : Stream.concat(RequiredTables.RELAY.stream(), RequiredTables.SWEEPER.stream()).toList());
             OutboxBacklog backlog = OutboxBacklog.builder(pool).schema(database.schema).build();
-            RelayMetrics metrics = new RelayMetrics(backlog, OutboxDeadLetters.builder(pool)
-                    .schema(database.schema).build());
+            OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(pool).schema(database.schema).build();
+            RelayMetrics metrics = new RelayMetrics(backlog, deadLetters);
             OutboxRelay relay = OutboxRelay.builder(pool, sink).config(relayConfig).listener(metrics.listener()).build();
             ScheduledExecutorService gauges = Executors.newSingleThreadScheduledExecutor(runnable -> {
                 Thread thread = new Thread(runnable, "outbox-relay-gauges");
@@ -173,9 +177,17 @@ final class RunCommand implements Callable<Integer> {
                 }
                 gauges.scheduleWithFixedDelay(metrics::refresh, 0, 5, TimeUnit.SECONDS);
                 if (httpPort >= 0) {
+                    ConsoleHandler consoleHandler = consoleAccess == null ? null : new ConsoleHandler(consoleAccess,
+                            console.readOnly, new ConsoleQueries(pool, database.schema), backlog, deadLetters,
+                            metrics::stalledFor, stallAfter);
                     status = new StatusServer(httpHost, httpPort, metrics::scrape,
-                            () -> health(relay, metrics, stallAfter));
+                            () -> health(relay, metrics, stallAfter), consoleHandler);
                     log.info("metrics at http://{}:{}/metrics, health at /health", httpHost, status.port());
+                    if (consoleHandler != null) {
+                        log.info("console at http://{}:{}/console ({}{})", httpHost, status.port(),
+                                console.readOnly ? "read-only" : "with actions",
+                                console.user == null ? ", loopback only" : ", HTTP Basic as " + console.user);
+                    }
                 }
                 StopSignals.onTermAndInt(stopRequested::countDown);
                 log.info("relay {} running with the {} publisher on schema {}; stop with SIGTERM or Ctrl-C",

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,7 +14,10 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
-/** Serves {@code /metrics} (Prometheus text) and {@code /health} (200 when healthy, else 503) over plain HTTP. */
+/**
+ * Serves {@code /metrics} (Prometheus text) and {@code /health} (200 when healthy, else 503) over plain HTTP,
+ * and the operator console under {@code /console} when it is given one.
+ */
 final class StatusServer implements AutoCloseable {
     /** A health verdict and the one-line JSON body that explains it. */
     record Health(boolean healthy, String json) {
@@ -45,13 +49,23 @@ final class StatusServer implements AutoCloseable {
     private final HttpServer server;
 
     StatusServer(String host, int port, Supplier<String> metrics, Supplier<Health> health) throws IOException {
+        this(host, port, metrics, health, null);
+    }
+
+    /** As above, with {@code console} (null for none) answering every path under {@code /console}. */
+    StatusServer(String host, int port, Supplier<String> metrics, Supplier<Health> health, HttpHandler console)
+            throws IOException {
         server = HttpServer.create(new InetSocketAddress(host, port), 16);
+        if (console != null) {
+            server.createContext("/console", console);
+        }
         server.createContext("/metrics", exchange -> respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get()));
         server.createContext("/health", exchange -> {
             Health verdict = health.get();
             respond(exchange, verdict.healthy() ? 200 : 503, "application/json", verdict.json());
         });
-        server.setExecutor(Executors.newSingleThreadExecutor(runnable -> {
+        // Two threads: a console page waiting on the database never holds up a health check or a scrape.
+        server.setExecutor(Executors.newFixedThreadPool(console == null ? 1 : 2, runnable -> {
             Thread thread = new Thread(runnable, "outbox-relay-status");
             thread.setDaemon(true);
             return thread;

@@ -1,0 +1,278 @@
+package dev.idempotency.outbox.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.testing.Brokers;
+import dev.idempotency.testing.MigratedSchema;
+import dev.idempotency.testing.MissingTool;
+import dev.idempotency.testing.TestDatabase;
+import dev.idempotency.testing.TestSchema;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+/**
+ * The console in a real browser: Debian's headless chromium driven through its chromedriver, only
+ * against 127.0.0.1, with a fresh profile and nothing fetched from the network.
+ */
+@Timeout(180)
+class ConsoleBrowserTest {
+    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final Pattern CONSOLE_URL = Pattern.compile("console at (http://\\S+/console)");
+
+    @RegisterExtension
+    static final MigratedSchema db = MigratedSchema.builder(IdempotencyMigrations::migrate).build();
+
+    private static Path profile;
+    private static WebDriver browser;
+
+    @BeforeAll
+    static void startBrowser() throws IOException {
+        if (!Files.isExecutable(CHROMEDRIVER)) {
+            throw MissingTool.skip("no " + CHROMEDRIVER + " for the console's browser tests: install Debian's chromium and"
+                    + " chromium-driver (apt-get install chromium chromium-driver)");
+        }
+        profile = Files.createTempDirectory("console-chromium");
+        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
+                .usingAnyFreePort().build();
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM.toFile());
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage", "--window-size=1280,860",
+                "--user-data-dir=" + profile);
+        browser = new ChromeDriver(service, options);
+    }
+
+    @AfterAll
+    static void stopBrowser() throws IOException {
+        if (browser != null) {
+            browser.quit();
+        }
+        if (profile != null) {
+            try (Stream<Path> files = Files.walk(profile)) {
+                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    void aDeadLetterRabbitMqRefusedAppearsWithItsPayloadHiddenAndRequeueingItPublishesItToRabbitMq() throws Exception {
+        Brokers.requireRabbitMq();
+        String topic = "console-" + UUID.randomUUID();
+        try (TestSchema schema = TestDatabase.get().newSchema("console_relay", 2)) {
+            // No queue is named like the topic yet: RabbitMQ returns the mandatory message (NO_ROUTE), and with one
+            // attempt allowed the relay dead-letters it.
+            StringBuffer output = new StringBuffer();
+            Process relay = start(schema, output, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms",
+                    "--publisher", "rabbitmq", "-s", "host=127.0.0.1", "--max-attempts", "1", "--console",
+                    "--instance-id", "relay-console-1");
+            try {
+                String console = awaitConsoleUrl(relay, output);
+                Jdbi jdbi = Jdbi.create(schema.dataSource());
+                jdbi.useHandle(h -> h.createUpdate("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                        + " VALUES ('shop-1', :topic, 'order-7', '{\"card\": \"4111-secret-7\"}')").bind("topic", topic).execute());
+                Map<String, Object> dead = awaitDeadLetter(jdbi);
+                long id = ((Number) dead.get("event_id")).longValue();
+
+                browser.get(console);
+                assertEquals("1", browser.findElement(By.cssSelector("#dead-letters .value")).getText());
+                assertTrue(browser.findElement(By.id("relays")).getText().contains("relay-console-1"),
+                        browser.findElement(By.id("relays")).getText());
+                screenshot();
+
+                browser.findElement(By.linkText("Dead letters")).click();
+                String row = browser.findElement(By.id("dead-letters")).getText();
+                assertTrue(row.contains(topic) && row.contains("unroutable"), row);
+                browser.findElement(By.linkText(Long.toString(id))).click();
+                assertTrue(browser.findElement(By.id("dead-letter")).getText().contains(dead.get("message_id").toString()));
+                assertFalse(browser.getPageSource().contains("4111-secret-7"), "no payload before the reveal");
+                browser.findElement(By.id("reveal-payload")).click();
+                assertTrue(browser.findElement(By.id("payload")).getText().contains("4111-secret-7"));
+
+                try (Connection rabbit = rabbitMq(); Channel channel = rabbit.createChannel()) {
+                    channel.queueDeclare(topic, false, false, true, null);
+                    browser.findElement(By.id("requeue")).click();
+                    assertEquals("Requeued dead letter " + id + ": the relay publishes it again.",
+                            browser.findElement(By.id("notice")).getText());
+
+                    GetResponse message = awaitMessage(channel, topic);
+                    assertEquals(dead.get("message_id").toString(), message.getProps().getMessageId());
+                    assertTrue(new String(message.getBody(), StandardCharsets.UTF_8).contains("4111-secret-7"));
+                }
+                String log = output.toString();
+                assertTrue(log.contains("console: local revealed the payload of dead letter " + id), log);
+                assertTrue(log.contains("console: local requeued dead letter " + id), log);
+                assertFalse(log.contains("4111-secret-7"), "no payload in the log:\n" + log);
+            } finally {
+                relay.destroy();
+                if (!relay.waitFor(30, TimeUnit.SECONDS)) {
+                    relay.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aReadOnlyConsoleShowsNoActionInTheBrowserAndRefusesARequeuePost() throws Exception {
+        ConsoleFixture.insertDeadLetter(db, 201, "invoices", "{\"iban\": \"DE00-secret\"}");
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), true)) {
+            String console = "http://127.0.0.1:" + server.port() + "/console";
+
+            browser.get(console + "/dead-letters");
+            assertTrue(browser.findElements(By.id("requeue-all")).isEmpty(), "no requeue-all link");
+            assertEquals("read-only", browser.findElement(By.className("badge")).getText());
+            browser.findElement(By.linkText("201")).click();
+            assertTrue(browser.findElements(By.id("requeue")).isEmpty(), "no requeue button");
+            String token = browser.findElement(By.name("csrf")).getAttribute("value");
+
+            assertEquals(403, ConsoleFixture.post(console + "/dead-letters/201/requeue", null, "csrf=" + token).statusCode());
+            assertEquals("dead", ConsoleFixture.status(db, 201));
+        }
+    }
+
+    @Test
+    void requeueingAllAsksForAConfirmationThenPutsEveryDeadLetterBackInLine() throws Exception {
+        ConsoleFixture.insertDeadLetter(db, 301, "refunds", "{}");
+        ConsoleFixture.insertDeadLetter(db, 302, "refunds", "{}");
+        ConsoleAccess access = ConsoleAccess.loopbackOnly();
+        try (StatusServer server = ConsoleFixture.serve(db, access, false)) {
+            String console = "http://127.0.0.1:" + server.port() + "/console";
+
+            browser.get(console + "/dead-letters");
+            browser.findElement(By.id("requeue-all")).click();
+            assertEquals("dead", ConsoleFixture.status(db, 301), "nothing requeued before the confirmation");
+            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + access.csrfToken())
+                    .statusCode(), "a POST without the confirmation");
+            browser.findElement(By.id("confirm-requeue-all")).click();
+
+            assertTrue(browser.findElement(By.id("notice")).getText().matches("Requeued \\d+ dead letters\\."),
+                    browser.findElement(By.id("notice")).getText());
+            assertEquals("pending", ConsoleFixture.status(db, 301));
+            assertEquals("pending", ConsoleFixture.status(db, 302));
+        }
+    }
+
+    /**
+     * Saves the page as target/console.png; with -Didempotency.test.update-screenshot=true also as the
+     * README's docs/images/console.png (off by default, so a test run leaves the tracked file alone).
+     */
+    private static void screenshot() throws IOException {
+        Path shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE).toPath();
+        Files.copy(shot, Path.of("target", "console.png"), StandardCopyOption.REPLACE_EXISTING);
+        Path readme = Path.of("..", "docs", "images", "console.png");
+        if (Boolean.getBoolean("idempotency.test.update-screenshot") && Files.isDirectory(readme.getParent())) {
+            Files.copy(shot, readme, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    private static Connection rabbitMq() throws Exception {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setHost("127.0.0.1");
+        factory.setPort(Brokers.RABBITMQ_PORT);
+        return factory.newConnection("console-browser-test");
+    }
+
+    private static GetResponse awaitMessage(Channel channel, String queue) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            GetResponse response = channel.basicGet(queue, true);
+            if (response != null) {
+                return response;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("the requeued event never reached RabbitMQ queue " + queue);
+    }
+
+    private static Map<String, Object> awaitDeadLetter(Jdbi jdbi) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            List<Map<String, Object>> dead = jdbi.withHandle(h -> h.createQuery(
+                    "SELECT event_id, message_id FROM outbox_retries WHERE status = 'dead'").mapToMap().list());
+            if (!dead.isEmpty()) {
+                assertEquals(1, dead.size());
+                assertNotNull(dead.get(0).get("message_id"));
+                return dead.get(0);
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("the relay did not dead-letter the event RabbitMQ could not route");
+    }
+
+    private static Process start(TestSchema schema, StringBuffer output, String... args) throws IOException {
+        TestDatabase database = TestDatabase.get();
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), OutboxRelayCli.class.getName()));
+        command.addAll(List.of(args));
+        command.addAll(List.of("--jdbc-url", database.url(), "--schema", schema.name()));
+        if (database.user() != null) {
+            command.addAll(List.of("--db-user", database.user()));
+        }
+        if (database.password() != null) {
+            command.addAll(List.of("--db-password", database.password()));
+        }
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        CompletableFuture.runAsync(() -> {
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line = out.readLine(); line != null; line = out.readLine()) {
+                    output.append(line).append('\n');
+                }
+            } catch (IOException e) {
+                // the process ended
+            }
+        });
+        return process;
+    }
+
+    private static String awaitConsoleUrl(Process process, StringBuffer output) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            Matcher matcher = CONSOLE_URL.matcher(output);
+            if (matcher.find()) {
+                return matcher.group(1);
+            }
+            if (!process.isAlive()) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("the relay did not serve the console:\n" + output);
+    }
+}
