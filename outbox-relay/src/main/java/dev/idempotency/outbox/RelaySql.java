@@ -316,7 +316,7 @@ final class RelaySql {
             , (SELECT snapshot::text FROM hi) AS hi
             FROM page CROSS JOIN LATERAL (
                 SELECT * FROM <schema>.outbox_events w WHERE w.id = page.id AND w.generation = page.generation) e
-            WHERE """ + ON_THIS_SERVER + """
+            WHERE <on_this_server>
             ORDER BY e.id""";
 
     /**
@@ -338,7 +338,7 @@ final class RelaySql {
               AND e.id > (SELECT cursors FROM pos)[<event_partition> + 1]
               AND pg_visible_in_snapshot(e.txid, (SELECT hi FROM pos))
               AND NOT pg_visible_in_snapshot(e.txid, (SELECT los FROM pos)[<event_partition> + 1])
-              AND """ + ON_THIS_SERVER + """
+              AND <on_this_server>
             ORDER BY e.id
             LIMIT :limit""";
 
@@ -373,7 +373,7 @@ final class RelaySql {
                 batch_cursor = s.cursor
             FROM unnest(:partitionNos, :consumed, :batches, :cursors) AS s(partition_no, consumed, batch, cursor)
             JOIN held ON held.partition_no = s.partition_no
-            WHERE p.partition_no = s.partition_no AND """ + ON_THIS_SERVER;
+            WHERE p.partition_no = s.partition_no AND <on_this_server>""";
 
     /**
      * {@link #ADVANCE} alone, committed without waiting for its WAL to reach disk (synchronous_commit
@@ -664,7 +664,8 @@ final class RelaySql {
      * {@link #UNCONSUMED}); and the schema, last, since the others may name it.
      */
     private static String render(String template, String quotedSchema) {
-        return template.replace("<event_partition>", partitionOf("e.ordering_hash", ":partitions"))
+        return template.replace("<on_this_server>", ON_THIS_SERVER)
+                .replace("<event_partition>", partitionOf("e.ordering_hash", ":partitions"))
                 .replace("<candidate_partition>", partitionOf("c.ordering_hash", ":partitions"))
                 .replace("<retry_partition>", partitionOf("r.ordering_hash", ":partitions"))
                 .replace("<key_partition>", partitionOf("ordering_hash", ":partitions"))
