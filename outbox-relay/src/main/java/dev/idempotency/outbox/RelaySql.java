@@ -162,10 +162,12 @@ final class RelaySql {
     /**
      * The gate of every read and write of positions: raises SQLSTATE {@value #SERVER_CHANGED} unless
      * :server is the token of the server's current run (V7's outbox_require_server), so nothing is read or
-     * written with positions held from before a restart, crash, failover or restore. It depends on no row,
-     * so PostgreSQL evaluates it once, as a one-time filter, before the statement reads anything.
+     * written with positions held from before a restart, crash, failover or restore. A scalar subquery that
+     * depends on no row: PostgreSQL runs it once per statement, as an InitPlan that the one-time filters
+     * of every generation table's scan share, before the statement reads anything (as a bare call it
+     * ran once per generation table).
      */
-    private static final String ON_THIS_SERVER = "<schema>.outbox_require_server(CAST(:server AS uuid))";
+    private static final String ON_THIS_SERVER = "(SELECT <schema>.outbox_require_server(CAST(:server AS uuid)))";
 
     /** The SQLSTATE of {@link #ON_THIS_SERVER}'s refusal. */
     static final String SERVER_CHANGED = "IH001";
