@@ -135,12 +135,23 @@ final class OutboxPositions {
             if (!ServerHistory.serverChanged(e)) {
                 throw e;
             }
-            log.warn("relay {}: the PostgreSQL server changed under it (a restart, crash recovery, failover or restore):"
-                    + " it forgets the positions it held and goes on from those stored in the database, publishing"
-                    + " again what it published since they were written", instanceId);
+            forgetOnServerChange();
             validateServer();
             return readOnThisServer(leases);
         }
+    }
+
+    /**
+     * After a statement's gate refused it: says so once, and forgets the server's token and every position
+     * held in memory, so that nothing is read or written before {@link #validateServer()} ran again.
+     */
+    private void forgetOnServerChange() {
+        log.warn("relay {}: the PostgreSQL server changed under it (a restart, crash recovery, failover or restore):"
+                + " it forgets the positions it held and goes on from those stored in the database, publishing"
+                + " again what it published since they were written", instanceId);
+        server = null;
+        known.clear();
+        unwritten.clear();
     }
 
     /**
@@ -378,7 +389,7 @@ final class OutboxPositions {
             unwritten.clear();
             if (ServerHistory.serverChanged(e)) {
                 // Nothing was written: the next read validates the server and reads the stored positions.
-                server = null;
+                forgetOnServerChange();
                 return Map.of();
             }
             throw e;
