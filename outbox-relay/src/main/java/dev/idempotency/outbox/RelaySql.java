@@ -217,6 +217,15 @@ final class RelaySql {
                    pg_get_serial_sequence('<schema>.outbox_events', 'id') AS sequence""";
 
     /**
+     * Bounds the rebase's lock waits (its transaction's own setting, gone at commit): a LOCK request queued
+     * behind a long writer makes every later writer queue behind it, so the rebase gives up after
+     * :lockTimeout and is tried again at the next read instead. Names no table, so it is not rendered
+     * (as {@link #INDEX_READS}). Locks: none.
+     */
+    static final String REBASE_LOCK_TIMEOUT = """
+            SELECT set_config('lock_timeout', :lockTimeout, true)""";
+
+    /**
      * Makes every event still in the outbox pending again, on this server's count, when the stored positions
      * do not hold here ({@link #SERVER_CHECK}): republishing is safe (consumers drop copies by message id),
      * skipping is not. First it waits for every writer in flight and holds new ones until commit, so no

@@ -72,8 +72,7 @@ final class ServerHistory {
                         + " keys; fix: SELECT setval('" + check.sequence() + "', " + check.maxId() + ")");
             }
             if (check.foreignPositions() > 0 || check.positionsAhead() > 0 || check.eventsAhead() > 0) {
-                h.createQuery("SELECT set_config('lock_timeout', :timeout, true)")
-                        .bind("timeout", REBASE_LOCK_TIMEOUT).mapTo(String.class).one();
+                h.createQuery(RelaySql.REBASE_LOCK_TIMEOUT).bind("lockTimeout", REBASE_LOCK_TIMEOUT).mapTo(String.class).one();
                 h.createUpdate(sql.rebaseLock).execute();
                 long[] rebased = h.createQuery(sql.rebase).map((rs, ctx) -> new long[] {
                         rs.getLong("events"), rs.getLong("restamped"), rs.getLong("partitions")}).one();
