@@ -22,7 +22,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -236,19 +235,7 @@ class ConsoleBrowserTest {
     }
 
     private static Process start(TestSchema schema, StringBuffer output, String... args) throws IOException {
-        TestDatabase database = TestDatabase.get();
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), OutboxRelayCli.class.getName()));
-        command.addAll(List.of(args));
-        command.addAll(List.of("--jdbc-url", database.url(), "--schema", schema.name()));
-        if (database.user() != null) {
-            command.addAll(List.of("--db-user", database.user()));
-        }
-        if (database.password() != null) {
-            command.addAll(List.of("--db-password", database.password()));
-        }
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        Process process = RelayProcesses.start(schema, args);
         CompletableFuture.runAsync(() -> {
             try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line = out.readLine(); line != null; line = out.readLine()) {

@@ -14,9 +14,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -35,7 +32,7 @@ class RelayProcessTest {
         try (TestSchema schema = TestDatabase.get().newSchema("process", 2)) {
             // An id with a quote and a backslash: /health must still be valid JSON that carries it as given.
             String instance = "relay \"one\" \\ 1";
-            Process process = start(schema, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms",
+            Process process = RelayProcesses.start(schema, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms",
                     "--instance-id", instance);
             try {
                 String base = awaitMetricsUrl(process);
@@ -71,7 +68,7 @@ class RelayProcessTest {
     @Test
     void aBadFlagIsRefusedWithAMessageAndANonZeroExit() throws Exception {
         try (TestSchema schema = TestDatabase.get().newSchema("process_flags", 1)) {
-            Process process = start(schema, "run", "--publisher", "carrier-pigeon", "--http-port", "-1");
+            Process process = RelayProcesses.start(schema, "run", "--publisher", "carrier-pigeon", "--http-port", "-1");
             StringBuilder output = new StringBuilder();
             CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> readAll(process, output));
             assertTrue(process.waitFor(60, TimeUnit.SECONDS));
@@ -89,7 +86,7 @@ class RelayProcessTest {
             IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
             schema.execute("ALTER SEQUENCE outbox_events_id_seq CACHE 20");
 
-            Process process = start(schema, "run", "--http-port", "-1");
+            Process process = RelayProcesses.start(schema, "run", "--http-port", "-1");
             StringBuilder output = new StringBuilder();
             CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> readAll(process, output));
             assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the process did not exit");
@@ -101,22 +98,6 @@ class RelayProcessTest {
                     "fix: ALTER SEQUENCE " + schema.name() + ".outbox_events_id_seq CACHE 1"), text);
             assertTrue(!text.contains("\tat "), "no stack trace:\n" + text);
         }
-    }
-
-    private static Process start(TestSchema schema, String... args) throws Exception {
-        TestDatabase database = TestDatabase.get();
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), OutboxRelayCli.class.getName()));
-        command.addAll(List.of(args));
-        command.addAll(List.of("--jdbc-url", database.url(), "--schema", schema.name()));
-        if (database.user() != null) {
-            command.addAll(List.of("--db-user", database.user()));
-        }
-        if (database.password() != null) {
-            command.addAll(List.of("--db-password", database.password()));
-        }
-        return new ProcessBuilder(command).redirectErrorStream(true).start();
     }
 
     private static String awaitMetricsUrl(Process process) throws Exception {
