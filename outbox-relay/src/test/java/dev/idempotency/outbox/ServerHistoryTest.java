@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -100,25 +99,12 @@ class ServerHistoryTest {
         }
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-    }
-
     private static void runUntilPublished(OutboxFixture outbox, PublicationLog log, String instance, List<Long> ids) {
         try (OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), new RecordingPublisher(instance, log))
                 .config(outbox.config(instance).build()).build()) {
             relay.start();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!ids.stream().allMatch(id -> log.publicationCount(id) > 0 && outbox.status(id).equals("published"))
-                    && System.nanoTime() < deadline) {
-                sleep(20);
-            }
-            ids.forEach(id -> assertEquals("published", outbox.status(id), "event " + id));
+            outbox.awaitStatus(ids, "published", Duration.ofSeconds(20));
+            ids.forEach(id -> assertTrue(log.publicationCount(id) > 0, "event " + id + " reached the publisher"));
         }
     }
 }
