@@ -1,6 +1,7 @@
 package dev.idempotency.benchmarks;
 
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
+import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisherConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -44,9 +45,11 @@ final class RelayThroughput implements Section {
                 RelayDrain.fill(run, relay.events());
                 try (JetStreamStream stream = JetStreamStream.create(relay.natsUrl())) {
                     String subjectPrefix = stream.subjectPrefix();
-                    double seconds = RelayDrain.drain(run, instances, () -> NatsJetStreamPublisher.builder()
+                    NatsJetStreamPublisherConfig nats = NatsJetStreamPublisherConfig.builder()
                             .servers(List.of(relay.natsUrl())).subjectPrefix(subjectPrefix).connectionName("relaybench")
-                            .build(), relay.events());
+                            .build();
+                    double seconds = RelayDrain.drain(run, instances, () -> new NatsJetStreamPublisher(nats),
+                            relay.events());
                     streamMessages[0] = stream.messages();
                     return drained(relay.events(), seconds);
                 }

@@ -26,6 +26,7 @@ import dev.idempotency.jdbc.UnknownOutcomes;
 import dev.idempotency.outbox.OutboxDeadLetters;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.publisher.log.LoggingPublisher;
+import dev.idempotency.outbox.publisher.log.LoggingPublisherConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,7 +59,7 @@ class LogCaptureTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_logs")) {
             PublishedEvents published = new PublishedEvents();
             Publisher sink = new RecordingSink(published);
-            LoggingPublisher logPublisher = LoggingPublisher.builder().build();
+            LoggingPublisher logPublisher = new LoggingPublisher(LoggingPublisherConfig.builder().build());
             Publisher both = new Publisher() {
                 @Override
                 public List<PublishResult> publish(List<OutboxEvent> events) {

@@ -15,6 +15,7 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
@@ -57,13 +58,15 @@ class ExactlyOnceEndToEndTest {
         try (TestSchema schema = TestDatabase.get().newSchema("e2e", 12);
              Connection rabbit = rabbitConnection();
              Channel setup = rabbit.createChannel();
-             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1").build()) {
+             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqPublisherConfig.builder()
+                     .host("127.0.0.1").build())) {
             IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
             schema.execute("CREATE TABLE orders (order_key text PRIMARY KEY); "
                     + "CREATE TABLE shipments (message_id text NOT NULL, order_key text NOT NULL)");
             setup.queueDeclare(queue, false, false, true, null);
             Jdbi jdbi = Jdbi.create(schema.dataSource());
-            IdempotencyConfig config = IdempotencyConfig.builder().schema(schema.name()).waitBudget(Duration.ofSeconds(30)).build();
+            IdempotencyConfig config = IdempotencyConfig.builder()
+                    .schema(schema.name()).waitBudget(Duration.ofSeconds(30)).build();
 
             OutboxRelay relay = OutboxRelay.builder(schema.dataSource(), publisher).config(OutboxRelayConfig.builder()
                     .schema(schema.name()).partitions(4).idlePollMax(Duration.ofMillis(100)).build()).build();

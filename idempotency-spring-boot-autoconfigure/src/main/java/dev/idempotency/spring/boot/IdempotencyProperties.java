@@ -117,8 +117,9 @@ public record IdempotencyProperties(
 
     /**
      * @param enabled whether the relay runs in this application (off by default: it is often a process of its own)
-     * @param publisher the publisher's name: {@code log}, {@code http}, {@code rabbitmq}, {@code nats} or {@code kafka}
-     * @param settings the publisher's settings, as its builder's {@code settings(Map)} reads them
+     * @param publisher the publisher's name: {@code log}, {@code http}, {@code rabbitmq}, {@code nats}, {@code kafka},
+     *                  or the name of another {@code PublisherProvider} on the class path
+     * @param settings the publisher's settings, as its configuration builder's {@code settings(Map)} reads them
      *                 (e.g. {@code host} and {@code exchange} for {@code rabbitmq})
      * @param instanceId this relay's id; empty: a random one
      * @param partitions virtual partitions of the outbox (every relay on one database must agree)

@@ -10,12 +10,14 @@ import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotentExecutor;
 import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.spring.boot.actuate.IdempotencyHealthAutoConfiguration;
 import dev.idempotency.testing.MigratedSchema;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
@@ -49,7 +51,7 @@ class IdempotencyAutoConfigurationTest {
                 // the other line's
             }
         }
-        throw new IllegalStateException("none of " + java.util.List.of(names) + " is on the class path");
+        throw new IllegalStateException("none of " + List.of(names) + " is on the class path");
     }
 
     @RegisterExtension
@@ -202,6 +204,34 @@ class IdempotencyAutoConfigurationTest {
         // Closing the context stopped the relay gracefully: its heartbeat row is gone.
         assertThat(count("SELECT count(*) FROM " + db.name() + ".outbox_relay_instances WHERE instance_id = '"
                 + relayId[0] + "'")).isZero();
+    }
+
+    @Test
+    void aPublisherOnTheClassPathIsChosenByItsNameAndGetsItsSettings() {
+        runner().withPropertyValues("idempotency.relay.enabled=true",
+                        "idempotency.relay.publisher=" + RecordingPublisherProvider.NAME,
+                        "idempotency.relay.settings.label=orders", "idempotency.relay.partitions=4")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RecordingPublisherProvider.Recording publisher =
+                            (RecordingPublisherProvider.Recording) context.getBean(Publisher.class);
+                    assertThat(publisher.settings).isEqualTo(Map.of("label", "orders"));
+                    @SuppressWarnings("unchecked")
+                    IdempotentExecutor<PostgresTransaction> executor = context.getBean(IdempotentExecutor.class);
+                    executor.run("k1", "t1", tx -> {
+                        tx.outbox().publish("payments", "p1", Map.of("amount", 5));
+                        return "ok";
+                    });
+                    await(() -> publisher.topics.equals(List.of("payments")));
+                });
+    }
+
+    @Test
+    void anUnknownPublisherFailsTheContextNamingThePublishersFound() {
+        runner().withPropertyValues("idempotency.relay.enabled=true", "idempotency.relay.publisher=kafak")
+                .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining(
+                        "unknown publisher 'kafak'; publishers on the class path: http, kafka, log, nats, rabbitmq, "
+                                + RecordingPublisherProvider.NAME));
     }
 
     @Test

@@ -48,7 +48,8 @@ final class RunCommand implements Callable<Integer> {
     boolean migrate;
 
     @Option(names = "--publisher", defaultValue = "${env:OUTBOX_PUBLISHER:-log}",
-            description = "Where events go: log, http, rabbitmq, nats or kafka (env OUTBOX_PUBLISHER; default: ${DEFAULT-VALUE}).")
+            description = "Where events go: log, http, rabbitmq, nats, kafka, or the name of a PublisherProvider on the"
+                    + " class path (env OUTBOX_PUBLISHER; default: ${DEFAULT-VALUE}).")
     String publisher;
 
     @Option(names = {"-s", "--publisher-setting"}, paramLabel = "NAME=VALUE",

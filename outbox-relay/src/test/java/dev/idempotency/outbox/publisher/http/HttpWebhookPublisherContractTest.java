@@ -23,13 +23,14 @@ class HttpWebhookPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return HttpWebhookPublisher.builder().baseUrl(receiver.url("/hooks")).build();
+        return new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/hooks")).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return HttpWebhookPublisher.builder().baseUrl("http://127.0.0.1:" + closedPort + "/hooks")
-                .connectTimeout(Duration.ofSeconds(2)).build();
+        return new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
+                .baseUrl("http://127.0.0.1:" + closedPort + "/hooks")
+                .connectTimeout(Duration.ofSeconds(2)).build());
     }
 
     @Override

@@ -51,13 +51,14 @@ class KafkaPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return KafkaPublisher.builder().bootstrapServers(broker.bootstrapServers()).build();
+        return new KafkaPublisher(KafkaPublisherConfig.builder().bootstrapServers(broker.bootstrapServers()).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return KafkaPublisher.builder().bootstrapServers("127.0.0.1:" + closedPort).publishTimeout(Duration.ofSeconds(2))
-                .build();
+        return new KafkaPublisher(KafkaPublisherConfig.builder()
+                .bootstrapServers("127.0.0.1:" + closedPort).publishTimeout(Duration.ofSeconds(2))
+                .build());
     }
 
     @Override

@@ -59,11 +59,14 @@ class LoggingPublisherTest {
 
     @Test
     void settingsNameTheLoggerAndRefuseUnknownNames() {
-        assertEquals(PublishResult.Status.PUBLISHED, LoggingPublisher.builder().settings(Map.of("logger", "outbox.test"))
-                .build().publish(events.subList(0, 1)).get(0).status());
+        LoggingPublisherConfig config = LoggingPublisherConfig.builder()
+                .settings(Map.of("logger", "outbox.test")).build();
+        assertEquals("outbox.test", config.loggerName());
+        assertEquals(PublishResult.Status.PUBLISHED,
+                new LoggingPublisher(config).publish(events.subList(0, 1)).get(0).status());
 
         IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
-                () -> LoggingPublisher.builder().settings(Map.of("loger", "x")));
+                () -> LoggingPublisherConfig.builder().settings(Map.of("loger", "x")).build());
         assertEquals("unknown log publisher setting 'loger'; known settings: logger", error.getMessage());
     }
 }

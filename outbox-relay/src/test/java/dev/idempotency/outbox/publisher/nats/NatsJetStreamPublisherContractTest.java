@@ -53,14 +53,16 @@ class NatsJetStreamPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return NatsJetStreamPublisher.builder().servers(List.of("nats://127.0.0.1:" + Brokers.NATS_PORT))
-                .subjectPrefix(prefix).build();
+        return new NatsJetStreamPublisher(NatsJetStreamPublisherConfig.builder()
+                .servers(List.of("nats://127.0.0.1:" + Brokers.NATS_PORT))
+                .subjectPrefix(prefix).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return NatsJetStreamPublisher.builder().servers(List.of("nats://127.0.0.1:" + closedPort))
-                .subjectPrefix(prefix).connectTimeout(Duration.ofSeconds(2)).build();
+        return new NatsJetStreamPublisher(NatsJetStreamPublisherConfig.builder()
+                .servers(List.of("nats://127.0.0.1:" + closedPort))
+                .subjectPrefix(prefix).connectTimeout(Duration.ofSeconds(2)).build());
     }
 
     @Override

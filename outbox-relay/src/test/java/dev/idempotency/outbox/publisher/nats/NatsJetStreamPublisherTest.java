@@ -167,20 +167,22 @@ class NatsJetStreamPublisherTest {
                 refusal(NatsJetStreamPublisherConfig.builder().subjectPrefix("a.*.")));
         assertEquals("ackTimeout must be between 1ms and 2147483647ms (was PT0S)",
                 refusal(NatsJetStreamPublisherConfig.builder().ackTimeout(Duration.ZERO)));
-        assertTrue(refusal(NatsJetStreamPublisherConfig.builder().servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
+        assertTrue(refusal(NatsJetStreamPublisherConfig.builder()
+                .servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
     }
 
     @Test
     void settingsBuildTheConfigurationAndItsTextHidesSecrets() {
-        NatsJetStreamPublisherConfig config = NatsJetStreamPublisherConfig.fromSettings(Map.of(
+        NatsJetStreamPublisherConfig config = NatsJetStreamPublisherConfig.builder().settings(Map.of(
                 "servers", "nats://a:4222, nats://b:4222", "username", "relay", "password", "s3cret",
-                "subject-prefix", "outbox.", "ack-timeout", "3s"));
+                "subject-prefix", "outbox.", "ack-timeout", "3s")).build();
 
         assertEquals(List.of("nats://a:4222", "nats://b:4222"), config.servers());
         assertEquals("outbox.orders", config.subjectFor("orders"));
         assertEquals(Duration.ofSeconds(3), config.ackTimeout());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> NatsJetStreamPublisherConfig.fromSettings(Map.of("server", "x")));
+        assertThrows(IllegalArgumentException.class, () -> NatsJetStreamPublisherConfig.builder()
+                .settings(Map.of("server", "x")).build());
     }
 
     private NatsJetStreamPublisherConfig.Builder config() {

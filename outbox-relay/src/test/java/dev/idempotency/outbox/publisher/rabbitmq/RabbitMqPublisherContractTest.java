@@ -51,12 +51,14 @@ class RabbitMqPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return RabbitMqPublisher.builder().host("127.0.0.1").port(Brokers.RABBITMQ_PORT).build();
+        return new RabbitMqPublisher(RabbitMqPublisherConfig.builder()
+                .host("127.0.0.1").port(Brokers.RABBITMQ_PORT).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return RabbitMqPublisher.builder().host("127.0.0.1").port(closedPort).connectTimeout(Duration.ofSeconds(2)).build();
+        return new RabbitMqPublisher(RabbitMqPublisherConfig.builder()
+                .host("127.0.0.1").port(closedPort).connectTimeout(Duration.ofSeconds(2)).build());
     }
 
     @Override

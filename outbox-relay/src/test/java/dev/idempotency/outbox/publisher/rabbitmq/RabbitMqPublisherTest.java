@@ -212,24 +212,28 @@ class RabbitMqPublisherTest {
     @Test
     void buildNamesTheSettingItRefuses() {
         assertEquals("host must not be blank", refusal(RabbitMqPublisherConfig.builder().host(" ")));
-        assertEquals("port must be between 1 and 65535 (was 70000)", refusal(RabbitMqPublisherConfig.builder().port(70000)));
+        assertEquals("port must be between 1 and 65535 (was 70000)", refusal(RabbitMqPublisherConfig.builder()
+                .port(70000)));
         assertEquals("confirmTimeout must be between 1ms and 2147483647ms (was PT0S)",
                 refusal(RabbitMqPublisherConfig.builder().confirmTimeout(Duration.ZERO)));
-        assertTrue(refusal(RabbitMqPublisherConfig.builder().exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
+        assertTrue(refusal(RabbitMqPublisherConfig.builder()
+                .exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
     }
 
     @Test
     void settingsBuildTheConfigurationAndItsTextHidesThePassword() {
-        RabbitMqPublisherConfig config = RabbitMqPublisherConfig.fromSettings(Map.of("host", "rabbit.internal", "tls", "true",
+        RabbitMqPublisherConfig config = RabbitMqPublisherConfig.builder()
+                .settings(Map.of("host", "rabbit.internal", "tls", "true",
                 "username", "relay", "password", "s3cret", "exchange", "events", "mandatory", "false",
-                "confirm-timeout", "30s"));
+                "confirm-timeout", "30s")).build();
 
         assertEquals(5671, config.port(), "TLS defaults to 5671");
         assertEquals("events", config.exchange());
         assertEquals(Duration.ofSeconds(30), config.confirmTimeout());
         assertTrue(!config.mandatory());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> RabbitMqPublisherConfig.fromSettings(Map.of("hostname", "x")));
+        assertThrows(IllegalArgumentException.class, () -> RabbitMqPublisherConfig.builder()
+                .settings(Map.of("hostname", "x")).build());
     }
 
     private static RabbitMqPublisherConfig.Builder config() {
