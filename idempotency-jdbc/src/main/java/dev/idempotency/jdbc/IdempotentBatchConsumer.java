@@ -86,7 +86,7 @@ public final class IdempotentBatchConsumer {
     private final PostgresIdempotentExecutor executor;
     private final String name;
     private final int maxAttempts;
-    private final ExecutorSql sql;
+    private final ExecutorSql.BatchStatements sql;
     private final ResultCodec codec;
     private final ResultCodec.StoredResult applied;
     private final String waitBudget;
@@ -96,7 +96,7 @@ public final class IdempotentBatchConsumer {
         this.executor = executor;
         this.name = name;
         this.maxAttempts = maxAttempts;
-        this.sql = new ExecutorSql(executor.config().schema());
+        this.sql = new ExecutorSql.BatchStatements(executor.config().schema());
         this.codec = new ResultCodec(executor.config());
         // What IdempotentConsumer's executor call stores for an applied message and for an attempt slot.
         this.applied = codec.encode(Boolean.TRUE, Boolean.class);
@@ -434,13 +434,11 @@ public final class IdempotentBatchConsumer {
     }
 
     private void storeWithEvents(Connection connection, Claim claim, TransactionOutbox outbox) {
-        outbox.completion(sql.completeKey, sql.completeKeyWithOneEvent, sql.completeKeyWithEvents,
-                        sql.completeKeyWithOneTracedEvent, sql.completeKeyWithTracedEvents)
-                .execute(connection, call -> {
-                    call.text("tenant", claim.tenant).text("key", claim.key).text("result", applied.json())
-                            .text("resultType", applied.typeName());
-                    outbox.bindEvents(call);
-                });
+        sql.storeResult.of(outbox).execute(connection, call -> {
+            call.text("tenant", claim.tenant).text("key", claim.key).text("result", applied.json())
+                    .text("resultType", applied.typeName());
+            outbox.bindEvents(call);
+        });
     }
 
     /**
