@@ -11,6 +11,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.Brokers;
+import dev.idempotency.testing.DeadLetterRows;
 import dev.idempotency.testing.MigratedSchema;
 import dev.idempotency.testing.MissingTool;
 import dev.idempotency.testing.TestDatabase;
@@ -149,7 +150,7 @@ class ConsoleBrowserTest {
 
     @Test
     void aReadOnlyConsoleShowsNoActionInTheBrowserAndRefusesARequeuePost() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 201, "invoices", "{\"iban\": \"DE00-secret\"}");
+        DeadLetterRows.insert(db.dataSource(), 201, "invoices", "{\"iban\": \"DE00-secret\"}");
         try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), true)) {
             String console = "http://127.0.0.1:" + server.port() + "/console";
 
@@ -161,29 +162,29 @@ class ConsoleBrowserTest {
             String token = browser.findElement(By.name("csrf")).getAttribute("value");
 
             assertEquals(403, ConsoleFixture.post(console + "/dead-letters/201/requeue", null, "csrf=" + token).statusCode());
-            assertEquals("dead", ConsoleFixture.status(db, 201));
+            assertEquals("dead", DeadLetterRows.status(db.dataSource(), 201));
         }
     }
 
     @Test
     void requeueingAllAsksForAConfirmationThenPutsEveryDeadLetterBackInLine() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 301, "refunds", "{}");
-        ConsoleFixture.insertDeadLetter(db, 302, "refunds", "{}");
-        ConsoleAccess access = ConsoleAccess.loopbackOnly();
-        try (StatusServer server = ConsoleFixture.serve(db, access, false)) {
+        DeadLetterRows.insert(db.dataSource(), 301, "refunds", "{}");
+        DeadLetterRows.insert(db.dataSource(), 302, "refunds", "{}");
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false)) {
             String console = "http://127.0.0.1:" + server.port() + "/console";
 
             browser.get(console + "/dead-letters");
             browser.findElement(By.id("requeue-all")).click();
-            assertEquals("dead", ConsoleFixture.status(db, 301), "nothing requeued before the confirmation");
-            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + access.csrfToken())
+            assertEquals("dead", DeadLetterRows.status(db.dataSource(), 301), "nothing requeued before the confirmation");
+            String token = browser.findElement(By.name("csrf")).getAttribute("value");
+            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + token)
                     .statusCode(), "a POST without the confirmation");
             browser.findElement(By.id("confirm-requeue-all")).click();
 
             assertTrue(browser.findElement(By.id("notice")).getText().matches("Requeued \\d+ dead letters\\."),
                     browser.findElement(By.id("notice")).getText());
-            assertEquals("pending", ConsoleFixture.status(db, 301));
-            assertEquals("pending", ConsoleFixture.status(db, 302));
+            assertEquals("pending", DeadLetterRows.status(db.dataSource(), 301));
+            assertEquals("pending", DeadLetterRows.status(db.dataSource(), 302));
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
 import dev.idempotency.core.internal.SchemaNames;
 

@@ -1,6 +1,6 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
-import static dev.idempotency.outbox.cli.ConsoleHtml.escape;
+import static dev.idempotency.console.ConsoleHtml.escape;
 
 import java.time.Duration;
 import java.util.List;
@@ -16,7 +16,7 @@ final class OverviewPage {
     private OverviewPage() {
     }
 
-    static String render(Overview o, boolean readOnly) {
+    static String render(Overview o, ConsoleView view) {
         boolean stalled = o.stalledFor().compareTo(o.stallAfter()) >= 0;
         StringBuilder body = new StringBuilder();
         body.append("<section class=\"tiles\">")
@@ -24,7 +24,7 @@ final class OverviewPage {
                 .append(tile("oldest-pending", "Oldest pending", ConsoleHtml.duration(o.oldestPendingAge()), false))
                 .append(tile("stalled", "Stalled for", ConsoleHtml.duration(o.stalledFor())
                         + (stalled ? " (over " + ConsoleHtml.duration(o.stallAfter()) + ")" : ""), stalled))
-                .append("<a class=\"tile-link\" href=\"/console/dead-letters\">")
+                .append("<a class=\"tile-link\" href=\"").append(escape(view.link("/dead-letters"))).append("\">")
                 .append(tile("dead-letters", "Dead letters", Long.toString(o.deadLetters()), o.deadLetters() > 0))
                 .append("</a></section>\n");
 
@@ -57,7 +57,7 @@ final class OverviewPage {
                     .append("</td><td>").append(generation.current() ? "yes" : "").append("</td></tr>\n");
         }
         body.append("</tbody></table>\n");
-        return ConsoleHtml.page("Overview", readOnly, body.toString());
+        return ConsoleHtml.page(view, "Overview", body.toString());
     }
 
     private static String tile(String id, String label, String value, boolean alarm) {
