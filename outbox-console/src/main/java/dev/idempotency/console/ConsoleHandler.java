@@ -26,6 +26,9 @@ final class ConsoleHandler {
     private static final Logger log = LoggerFactory.getLogger(ConsoleHandler.class);
     private static final Pattern ONE = Pattern.compile("/dead-letters/(\\d{1,18})(/payload|/requeue)?");
     private static final String STYLESHEET = "/dev/idempotency/console/console.css";
+    private static final String CHARTS = "/dev/idempotency/console/console-charts.js";
+    /** uPlot's files in its webjar; the version is outbox-console's pom's uplot.version. */
+    private static final String UPLOT = "/META-INF/resources/webjars/uplot/1.6.30/dist/";
 
     private final String base;
     private final boolean readOnly;
@@ -84,6 +87,15 @@ final class ConsoleHandler {
             return html(200, OverviewPage.render(overview(), view));
         } else if (path.equals("/console.css")) {
             return resource(STYLESHEET, "text/css; charset=utf-8");
+        } else if (path.equals("/overview/rates.json")) {
+            return send(200, "application/json", OverviewPage.ratesJson(queries.rates()).getBytes(StandardCharsets.UTF_8),
+                    Map.of());
+        } else if (path.equals("/assets/console-charts.js")) {
+            return resource(CHARTS, "text/javascript; charset=utf-8");
+        } else if (path.equals("/assets/uplot.js")) {
+            return resource(UPLOT + "uPlot.iife.min.js", "text/javascript; charset=utf-8");
+        } else if (path.equals("/assets/uplot.css")) {
+            return resource(UPLOT + "uPlot.min.css", "text/css; charset=utf-8");
         } else if (path.equals("/dead-letters")) {
             return html(200, DeadLettersPage.list(deadLetters.list(100), deadLetters.count(),
                     notice(request.parameters()), view));
@@ -133,7 +145,7 @@ final class ConsoleHandler {
 
     private OverviewPage.Overview overview() {
         return new OverviewPage.Overview(backlog.pendingCount(), backlog.oldestPendingAge(), stalledFor.get(), stallAfter,
-                deadLetters.count(), queries.relays(), queries.partitions(), queries.generations());
+                deadLetters.count(), queries.retrying(), queries.relays(), queries.partitions(), queries.generations());
     }
 
     /** The line a redirect's query asks the list to show; only numbers are taken from it. */
@@ -179,7 +191,8 @@ final class ConsoleHandler {
         headers.put("X-Frame-Options", "DENY");
         headers.put("Referrer-Policy", "no-referrer");
         headers.put("Content-Security-Policy",
-                "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+                "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self';"
+                        + " form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
         return new OutboxConsole.Response(status, headers, body);
     }
 }

@@ -113,4 +113,47 @@ class OutboxConsoleTest {
         assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).basePath("/console/").build());
         assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).basePath("console").build());
     }
+
+    @Test
+    void theChartsDataCountsTheLastMinutesEventsAndItsScriptsComeFromTheJarUnderAStrictCsp() {
+        db.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                + " SELECT 't1', 'rates', 'k' || n, '{}' FROM generate_series(1, 120) n");
+        OutboxConsole console = console(false);
+
+        String overview = get(console, "/").text();
+        OutboxConsole.Response rates = get(console, "/overview/rates.json");
+        OutboxConsole.Response uplot = get(console, "/assets/uplot.js");
+        OutboxConsole.Response charts = get(console, "/assets/console-charts.js");
+
+        assertTrue(overview.contains("<script src=\"/console/assets/uplot.js\"></script>"), overview);
+        assertTrue(overview.contains("data-source=\"/console/overview/rates.json\""), overview);
+        assertEquals("application/json", rates.headers().get("Content-Type"));
+        assertTrue(rates.text().matches("\\{\"time\":\\[(\\d+,){14}\\d+],\"written\":\\[.*2(\\.0+)?]?.*"), rates.text());
+        assertEquals(200, uplot.status());
+        assertTrue(uplot.text().contains("uPlot"), "uPlot's own script");
+        assertEquals(200, charts.status());
+        assertTrue(overview.indexOf("<script>") < 0, "no inline script");
+        assertTrue(get(console, "/").headers().get("Content-Security-Policy").contains("script-src 'self'"));
+    }
+
+    @Test
+    void aStalledOutboxWithFailedAttemptsShowsTheOutageBannerWithTheLatestErrorEscaped() {
+        db.execute("INSERT INTO outbox_retries (event_id, message_id, tenant_id, topic, partition_key, ordering_hash, payload,"
+                + " headers, created_at, status, attempts, last_error) VALUES (901, gen_random_uuid(), 't1', 'orders', 'k',"
+                + " 1, '{}', '{}', now() - interval '10 minutes', 'pending', 4, 'connection refused <broker>')");
+        OutboxConsole stalled = OutboxConsole.builder(db.dataSource()).schema(db.name())
+                .stall(() -> java.time.Duration.ofMinutes(7), java.time.Duration.ofMinutes(5)).build();
+        OutboxConsole moving = OutboxConsole.builder(db.dataSource()).schema(db.name())
+                .stall(() -> java.time.Duration.ZERO, java.time.Duration.ofMinutes(5)).build();
+
+        String outage = get(stalled, "/").text();
+        String retrying = get(moving, "/").text();
+
+        assertTrue(outage.contains("id=\"outage\""), outage);
+        assertTrue(outage.contains("no event has gone out for 7m 0s"), outage);
+        assertTrue(outage.contains("connection refused &lt;broker&gt;"), outage);
+        assertFalse(retrying.contains("id=\"outage\""), retrying);
+        assertTrue(retrying.contains("id=\"retrying\""), retrying);
+        db.execute("DELETE FROM outbox_retries WHERE event_id = 901");
+    }
 }

@@ -42,6 +42,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -186,6 +187,32 @@ class ConsoleBrowserTest {
             assertEquals("pending", DeadLetterRows.status(db.dataSource(), 301));
             assertEquals("pending", DeadLetterRows.status(db.dataSource(), 302));
         }
+    }
+
+    @Test
+    void theOverviewDrawsTheLastMinutesEventsAsAChartFromTheJarsUplot() throws Exception {
+        db.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                + " SELECT 't1', 'charts', 'k' || n, '{}' FROM generate_series(1, 90) n");
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false)) {
+            browser.get("http://127.0.0.1:" + server.port() + "/console");
+
+            WebElement canvas = awaitElement(By.cssSelector("#rates[data-rendered='true'] canvas"));
+
+            assertTrue(canvas.getSize().getWidth() > 300, "a drawn chart, not an empty box: " + canvas.getSize());
+            assertTrue(browser.findElement(By.id("rates")).getText().contains("written /s"), "the chart's legend");
+        }
+    }
+
+    private static WebElement awaitElement(By selector) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            List<WebElement> found = browser.findElements(selector);
+            if (!found.isEmpty()) {
+                return found.get(0);
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no " + selector + " in the page:\n" + browser.getPageSource());
     }
 
     /**
