@@ -4,8 +4,10 @@ import static dev.idempotency.spring.boot.Eventually.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idempotency.testing.DeadLetterRows;
+import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ConsoleOverHttpTest {
     private static final Pattern CSRF = Pattern.compile("name=\"csrf\" value=\"([^\"]+)\"");
+    private static final Pattern SPRING_CSRF = Pattern.compile("name=\"_csrf\" value=\"([^\"]+)\"");
 
     @RegisterExtension
     static final RunningApplication shop = RunningApplication.shop("--idempotency.console.enabled=true",
@@ -75,6 +78,31 @@ class ConsoleOverHttpTest {
             assertThat(detail).contains("read-only").doesNotContain("/requeue");
             assertThat(requeue.statusCode()).isEqualTo(403);
             assertThat(DeadLetterRows.status(readOnly.schema().dataSource(), 503)).isEqualTo("dead");
+        }
+    }
+
+    @Test
+    void withSpringSecuritysCsrfFilterEveryFormCarriesItsTokenSoThatARequeuePassesIt() throws Exception {
+        try (RunningApplication secured = shop.another("--idempotency.console.enabled=true", "--shop.csrf-filter=true")) {
+            DeadLetterRows.insert(secured.schema().dataSource(), 504, "orders", "{}");
+            HttpResponse<String> page = secured.send(secured.request("/idempotency/console/dead-letters/504").GET());
+            String session = page.headers().firstValue("Set-Cookie").orElseThrow().split(";")[0];
+            Matcher spring = SPRING_CSRF.matcher(page.body());
+            assertThat(spring.find()).as("Spring's token in %s", page.body()).isTrue();
+            String target = "/idempotency/console/dead-letters/504/requeue";
+
+            HttpResponse<String> consoleTokenOnly = secured.send(secured.request(target).header("Cookie", session)
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString("csrf=" + csrf(page.body()))));
+            assertThat(consoleTokenOnly.statusCode()).as("refused by Spring's CsrfFilter").isEqualTo(403);
+            assertThat(DeadLetterRows.status(secured.schema().dataSource(), 504)).isEqualTo("dead");
+
+            HttpResponse<String> both = secured.send(secured.request(target).header("Cookie", session)
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString("csrf=" + csrf(page.body()) + "&_csrf="
+                            + URLEncoder.encode(spring.group(1), StandardCharsets.UTF_8))));
+            assertThat(both.statusCode()).isEqualTo(303);
+            assertThat(DeadLetterRows.status(secured.schema().dataSource(), 504)).isNotEqualTo("dead");
         }
     }
 
