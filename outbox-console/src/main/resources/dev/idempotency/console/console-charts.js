@@ -17,6 +17,8 @@
       var options = {
         width: Math.max(320, box.clientWidth - 16),
         height: 220,
+        // UTC, as every time the console shows.
+        tzDate: function (seconds) { return uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"); },
         series: [
           {},
           { label: "written /s", stroke: "#1d5bd6", width: 2 },
