@@ -2,6 +2,8 @@ package dev.idempotency.console;
 
 import static dev.idempotency.console.ConsoleHtml.escape;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.time.Duration;
 import java.util.List;
 
@@ -105,8 +107,8 @@ final class OverviewPage {
     }
 
     private static String perSecond(long perMinute) {
-        return java.math.BigDecimal.valueOf(perMinute).divide(java.math.BigDecimal.valueOf(60), 2,
-                java.math.RoundingMode.HALF_UP).stripTrailingZeros().toPlainString();
+        return BigDecimal.valueOf(perMinute).divide(BigDecimal.valueOf(60), 2, RoundingMode.HALF_UP)
+                .stripTrailingZeros().toPlainString();
     }
 
     private static String tile(String id, String label, String value, boolean alarm) {

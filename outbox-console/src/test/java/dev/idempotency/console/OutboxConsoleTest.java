@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.DeadLetterRows;
 import dev.idempotency.testing.MigratedSchema;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -142,9 +143,9 @@ class OutboxConsoleTest {
                 + " headers, created_at, status, attempts, last_error) VALUES (901, gen_random_uuid(), 't1', 'orders', 'k',"
                 + " 1, '{}', '{}', now() - interval '10 minutes', 'pending', 4, 'connection refused <broker>')");
         OutboxConsole stalled = OutboxConsole.builder(db.dataSource()).schema(db.name())
-                .stall(() -> java.time.Duration.ofMinutes(7), java.time.Duration.ofMinutes(5)).build();
+                .stall(() -> Duration.ofMinutes(7), Duration.ofMinutes(5)).build();
         OutboxConsole moving = OutboxConsole.builder(db.dataSource()).schema(db.name())
-                .stall(() -> java.time.Duration.ZERO, java.time.Duration.ofMinutes(5)).build();
+                .stall(() -> Duration.ZERO, Duration.ofMinutes(5)).build();
 
         String outage = get(stalled, "/").text();
         String retrying = get(moving, "/").text();
