@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.console.OutboxConsole;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.Sweeper;
@@ -178,9 +179,9 @@ final class RunCommand implements Callable<Integer> {
                 }
                 gauges.scheduleWithFixedDelay(metrics::refresh, 0, 5, TimeUnit.SECONDS);
                 if (httpPort >= 0) {
-                    ConsoleHandler consoleHandler = consoleAccess == null ? null : new ConsoleHandler(consoleAccess,
-                            console.readOnly, new ConsoleQueries(pool, database.schema), backlog, deadLetters,
-                            metrics::stalledFor, stallAfter);
+                    ConsoleHttpHandler consoleHandler = consoleAccess == null ? null : new ConsoleHttpHandler(consoleAccess,
+                            OutboxConsole.builder(pool).schema(database.schema).readOnly(console.readOnly)
+                                    .basePath(ConsoleHttpHandler.BASE_PATH).stall(metrics::stalledFor, stallAfter).build());
                     status = new StatusServer(httpHost, httpPort, metrics::scrape,
                             () -> health(relay, metrics, stallAfter), consoleHandler);
                     log.info("metrics at http://{}:{}/metrics, health at /health", httpHost, status.port());

@@ -11,6 +11,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.Brokers;
+import dev.idempotency.testing.DeadLetterRows;
 import dev.idempotency.testing.MigratedSchema;
 import dev.idempotency.testing.MissingTool;
 import dev.idempotency.testing.TestDatabase;
@@ -41,6 +42,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -149,7 +151,7 @@ class ConsoleBrowserTest {
 
     @Test
     void aReadOnlyConsoleShowsNoActionInTheBrowserAndRefusesARequeuePost() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 201, "invoices", "{\"iban\": \"DE00-secret\"}");
+        DeadLetterRows.insert(db.dataSource(), 201, "invoices", "{\"iban\": \"DE00-secret\"}");
         try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), true)) {
             String console = "http://127.0.0.1:" + server.port() + "/console";
 
@@ -161,30 +163,56 @@ class ConsoleBrowserTest {
             String token = browser.findElement(By.name("csrf")).getAttribute("value");
 
             assertEquals(403, ConsoleFixture.post(console + "/dead-letters/201/requeue", null, "csrf=" + token).statusCode());
-            assertEquals("dead", ConsoleFixture.status(db, 201));
+            assertEquals("dead", DeadLetterRows.status(db.dataSource(), 201));
         }
     }
 
     @Test
     void requeueingAllAsksForAConfirmationThenPutsEveryDeadLetterBackInLine() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 301, "refunds", "{}");
-        ConsoleFixture.insertDeadLetter(db, 302, "refunds", "{}");
-        ConsoleAccess access = ConsoleAccess.loopbackOnly();
-        try (StatusServer server = ConsoleFixture.serve(db, access, false)) {
+        DeadLetterRows.insert(db.dataSource(), 301, "refunds", "{}");
+        DeadLetterRows.insert(db.dataSource(), 302, "refunds", "{}");
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false)) {
             String console = "http://127.0.0.1:" + server.port() + "/console";
 
             browser.get(console + "/dead-letters");
             browser.findElement(By.id("requeue-all")).click();
-            assertEquals("dead", ConsoleFixture.status(db, 301), "nothing requeued before the confirmation");
-            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + access.csrfToken())
+            assertEquals("dead", DeadLetterRows.status(db.dataSource(), 301), "nothing requeued before the confirmation");
+            String token = browser.findElement(By.name("csrf")).getAttribute("value");
+            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + token)
                     .statusCode(), "a POST without the confirmation");
             browser.findElement(By.id("confirm-requeue-all")).click();
 
             assertTrue(browser.findElement(By.id("notice")).getText().matches("Requeued \\d+ dead letters\\."),
                     browser.findElement(By.id("notice")).getText());
-            assertEquals("pending", ConsoleFixture.status(db, 301));
-            assertEquals("pending", ConsoleFixture.status(db, 302));
+            assertEquals("pending", DeadLetterRows.status(db.dataSource(), 301));
+            assertEquals("pending", DeadLetterRows.status(db.dataSource(), 302));
         }
+    }
+
+    @Test
+    void theOverviewDrawsTheLastMinutesEventsAsAChartFromTheJarsUplot() throws Exception {
+        db.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                + " SELECT 't1', 'charts', 'k' || n, '{}' FROM generate_series(1, 90) n");
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false)) {
+            browser.get("http://127.0.0.1:" + server.port() + "/console");
+
+            WebElement canvas = awaitElement(By.cssSelector("#rates[data-rendered='true'] canvas"));
+
+            assertTrue(canvas.getSize().getWidth() > 300, "a drawn chart, not an empty box: " + canvas.getSize());
+            assertTrue(browser.findElement(By.id("rates")).getText().contains("written /s"), "the chart's legend");
+        }
+    }
+
+    private static WebElement awaitElement(By selector) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            List<WebElement> found = browser.findElements(selector);
+            if (!found.isEmpty()) {
+                return found.get(0);
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no " + selector + " in the page:\n" + browser.getPageSource());
     }
 
     /**

@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
 import dev.idempotency.jdbc.internal.RedactedErrors;
 import java.sql.Array;
@@ -30,6 +30,14 @@ final class ConsoleQueries {
 
     /** A generation table's size and rows as the catalog estimates them (rows -1: not yet analyzed). */
     record Generation(String table, long bytes, long estimatedRows, boolean current) {
+    }
+
+    /** One minute's events: when it began (epoch seconds), how many were written, how many of those are published. */
+    record Minute(long start, long written, long published) {
+    }
+
+    /** Events waiting for another attempt after a failed one, and the latest one's error (null when none). */
+    record Retrying(long count, String lastError) {
     }
 
     private final Jdbi jdbi;
@@ -68,6 +76,16 @@ final class ConsoleQueries {
     List<Generation> generations() {
         return jdbi.withHandle(h -> h.createQuery(sql.generations).bind("schema", schema).map((rs, ctx) -> new Generation(
                 rs.getString("table_name"), rs.getLong("bytes"), rs.getLong("estimated_rows"), rs.getBoolean("current"))).list());
+    }
+
+    List<Minute> rates() {
+        return jdbi.withHandle(h -> h.createQuery(sql.rates).map((rs, ctx) -> new Minute(rs.getLong("minute"),
+                rs.getLong("written"), rs.getLong("published"))).list());
+    }
+
+    Retrying retrying() {
+        return jdbi.withHandle(h -> h.createQuery(sql.retrying)
+                .map((rs, ctx) -> new Retrying(rs.getLong("retrying"), rs.getString("last_error"))).one());
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {

@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
 import dev.idempotency.outbox.OutboxDeadLetter;
 import dev.idempotency.outbox.OutboxDeadLetters;

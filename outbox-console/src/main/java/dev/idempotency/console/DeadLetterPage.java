@@ -1,6 +1,6 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
-import static dev.idempotency.outbox.cli.ConsoleHtml.escape;
+import static dev.idempotency.console.ConsoleHtml.escape;
 
 /**
  * One dead letter: its ids, key, headers, attempts and last error. The payload is shown only after
@@ -11,7 +11,7 @@ final class DeadLetterPage {
     }
 
     /** The detail; {@code payload} is null unless it was revealed. */
-    static String render(ConsoleQueries.DeadLetterDetail dead, String payload, String csrfToken, boolean readOnly) {
+    static String render(ConsoleQueries.DeadLetterDetail dead, String payload, ConsoleView view) {
         StringBuilder body = new StringBuilder("<dl id=\"dead-letter\">");
         row(body, "Outbox id", Long.toString(dead.id()));
         row(body, "Message id", dead.messageId());
@@ -24,23 +24,23 @@ final class DeadLetterPage {
         body.append("<dt>Headers</dt><dd><pre>").append(escape(dead.headers())).append("</pre></dd>");
         body.append("<dt>Last error</dt><dd><pre id=\"last-error\">").append(escape(dead.lastError())).append("</pre></dd>");
         body.append("</dl>\n<h2>Payload</h2>\n");
-        String self = "/console/dead-letters/" + dead.id();
+        String self = escape(view.link("/dead-letters/" + dead.id()));
         if (payload == null) {
             body.append("<form method=\"post\" action=\"").append(self).append("/payload\">")
-                    .append(ConsoleHtml.csrfField(csrfToken))
+                    .append(view.formFields())
                     .append("<button type=\"submit\" id=\"reveal-payload\">Reveal payload</button>"
                             + " <span class=\"note\">Payloads may hold personal data; revealing is logged.</span></form>\n");
         } else {
             body.append("<pre id=\"payload\">").append(escape(payload)).append("</pre>\n");
         }
-        if (!readOnly) {
+        if (!view.readOnly()) {
             body.append("<h2>Requeue</h2>\n<form method=\"post\" action=\"").append(self).append("/requeue\">")
-                    .append(ConsoleHtml.csrfField(csrfToken))
+                    .append(view.formFields())
                     .append("<button type=\"submit\" id=\"requeue\">Requeue this event</button>"
                             + " <span class=\"note\">Back in line, attempts reset, due now; published after its key's"
                             + " events that already went out.</span></form>\n");
         }
-        return ConsoleHtml.page("Dead letter " + dead.id(), readOnly, body.toString());
+        return ConsoleHtml.page(view, "Dead letter " + dead.id(), body.toString());
     }
 
     private static void row(StringBuilder body, String label, String value) {

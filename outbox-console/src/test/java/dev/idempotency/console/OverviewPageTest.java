@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

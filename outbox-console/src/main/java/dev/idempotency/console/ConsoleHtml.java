@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -40,31 +40,31 @@ final class ConsoleHtml {
     }
 
     /** A whole page: {@code body} is HTML already escaped by the caller; {@code title} is escaped here. */
-    static String page(String title, boolean readOnly, String body) {
+    static String page(ConsoleView view, String title, String body) {
         return """
                 <!DOCTYPE html>
                 <html lang="en">
                 <head>
                 <meta charset="utf-8">
                 <meta name="viewport" content="width=device-width, initial-scale=1">
-                <title>%s · outbox console</title>
-                <link rel="stylesheet" href="/console/console.css">
+                <title>%2$s · outbox console</title>
+                <link rel="stylesheet" href="%1$s/console.css">
                 </head>
                 <body>
                 <header><strong>outbox console</strong>
-                <nav><a href="/console">Overview</a> <a href="/console/dead-letters">Dead letters</a></nav>%s</header>
+                <nav><a href="%1$s/">Overview</a> <a href="%1$s/dead-letters">Dead letters</a></nav>%3$s</header>
                 <main>
-                <h1>%s</h1>
-                %s
+                <h1>%2$s</h1>
+                %4$s
                 </main>
                 </body>
                 </html>
-                """.formatted(escape(title), readOnly ? "<span class=\"badge\">read-only</span>" : "", escape(title), body);
+                """.formatted(escape(view.base()), escape(title), view.readOnly() ? "<span class=\"badge\">read-only</span>" : "", body);
     }
 
-    /** A hidden field carrying the CSRF token. */
-    static String csrfField(String token) {
-        return "<input type=\"hidden\" name=\"csrf\" value=\"" + escape(token) + "\">";
+    /** A hidden form field, both parts escaped. */
+    static String hiddenField(String name, String value) {
+        return "<input type=\"hidden\" name=\"" + escape(name) + "\" value=\"" + escape(value) + "\">";
     }
 
     static String time(Instant instant) {

@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.cli;
+package dev.idempotency.console;
 
 import dev.idempotency.core.internal.SchemaNames;
 
@@ -68,11 +68,46 @@ final class ConsoleSql {
             WHERE n.nspname = :schema AND c.relname IN ('outbox_events_0', 'outbox_events_1', 'outbox_events_2')
             ORDER BY c.relname""";
 
+    /**
+     * Events written in each of the last 15 minutes (by created_at, the writing transaction's clock) and
+     * how many of those the relays have published by now. Since V4 the outbox records no publish time,
+     * so this is the publish rate by the minute the events were written, not by the minute they went out.
+     * Reads the last 15 minutes' rows through outbox_event_states; created_at has no index, so each
+     * generation table is scanned: the page asks for it separately, after it has shown.
+     * Locks: none.
+     */
+    private static final String RATES = """
+            WITH recent AS (
+                SELECT date_trunc('minute', created_at) AS minute, status
+                FROM <schema>.outbox_event_states
+                WHERE created_at >= date_trunc('minute', now()) - interval '14 minutes')
+            SELECT extract(epoch FROM m.minute)::bigint AS minute, count(r.minute) AS written,
+                   count(r.minute) FILTER (WHERE r.status = 'published') AS published
+            FROM generate_series(date_trunc('minute', now()) - interval '14 minutes', date_trunc('minute', now()),
+                                 interval '1 minute') AS m(minute)
+            LEFT JOIN recent r ON r.minute = m.minute
+            GROUP BY m.minute
+            ORDER BY m.minute""";
+
+    /**
+     * Events waiting for another attempt after a failed one, and the error of the latest to fail: with
+     * the stall signal, what tells a broker outage from a quiet outbox.
+     * Locks: none.
+     */
+    private static final String RETRYING = """
+            SELECT count(*) AS retrying,
+                   (SELECT last_error FROM <schema>.outbox_retries
+                    WHERE status = 'pending' AND attempts > 0 ORDER BY moved_at DESC, event_id DESC LIMIT 1) AS last_error
+            FROM <schema>.outbox_retries
+            WHERE status = 'pending' AND attempts > 0""";
+
     final String relays;
     final String partitions;
     final String deadLetter;
     final String deadLetterPayload;
     final String generations;
+    final String rates;
+    final String retrying;
 
     /** Renders every statement for {@code schema}, validated as the executor's configuration does. */
     ConsoleSql(String schema) {
@@ -82,5 +117,7 @@ final class ConsoleSql {
         this.deadLetter = DEAD_LETTER.replace("<schema>", quoted);
         this.deadLetterPayload = DEAD_LETTER_PAYLOAD.replace("<schema>", quoted);
         this.generations = GENERATIONS.replace("<schema>", quoted);
+        this.rates = RATES.replace("<schema>", quoted);
+        this.retrying = RETRYING.replace("<schema>", quoted);
     }
 }
