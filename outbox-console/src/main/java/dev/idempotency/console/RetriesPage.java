@@ -19,8 +19,8 @@ final class RetriesPage {
                 .append(" held back behind a retry, ").append(total.events()).append(total.events() == 1 ? " event" : " events")
                 .append(" waiting in all").append(total.keys() > keys.size() ? "; the " + keys.size() + " due soonest shown" : "")
                 .append(".</p>\n<p class=\"note\">A key's events go out in id order: its first waiting event is retried"
-                        + " once its next attempt is due, and the others follow it. The relay looks for due retries at"
-                        + " least every --idle-poll-min while any are pending; during a broker outage it pauses all"
+                        + " once its next attempt is due, and the others follow it. A relay looks for due retries at"
+                        + " least every idlePollMin (50 ms by default) while any are pending; during a broker outage it pauses all"
                         + " publishing, which it holds in memory only (see its log and"
                         + " outbox_oldest_pending_stalled_seconds). Times are the database's, in UTC.</p>\n");
         if (keys.isEmpty()) {
