@@ -96,7 +96,10 @@ public final class OutboxConsole {
             return this;
         }
 
-        /** Without the actions (requeue): their buttons are left out and their POSTs refused (403). Default false. */
+        /**
+         * Without the actions (requeue, delete, resolve an unknown outcome): their buttons and forms are left
+         * out and their POSTs refused (403); reveals stay. Default false.
+         */
         public Builder readOnly(boolean readOnly) {
             this.readOnly = readOnly;
             return this;

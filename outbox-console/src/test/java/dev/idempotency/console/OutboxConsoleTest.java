@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.DeadLetterRows;
 import dev.idempotency.testing.MigratedSchema;
@@ -152,8 +153,10 @@ class OutboxConsoleTest {
     }
 
     @Test
-    void theBuilderRefusesABasePathWithATrailingSlashOrNone() {
+    void theBuilderRefusesABasePathWithATrailingSlashOrNoneAndKeysInAnotherSchema() {
         assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).basePath("/console/").build());
         assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).basePath("console").build());
+        assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).schema(db.name())
+                .idempotencyConfig(IdempotencyConfig.builder().schema("elsewhere").build()).build(), "keys in another schema");
     }
 }
