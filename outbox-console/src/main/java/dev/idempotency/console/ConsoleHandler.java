@@ -1,5 +1,6 @@
 package dev.idempotency.console;
 
+import dev.idempotency.jdbc.UnknownOutcomes;
 import dev.idempotency.outbox.OutboxBacklog;
 import dev.idempotency.outbox.OutboxDeadLetters;
 import java.io.IOException;
@@ -7,6 +8,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,11 @@ final class ConsoleHandler {
     private static final String CHARTS = "/dev/idempotency/console/console-charts.js";
     /** uPlot's files in its webjar; the version is outbox-console's pom's uplot.version. */
     private static final String UPLOT = "/META-INF/resources/webjars/uplot/1.6.30/dist/";
+    private static final Pattern SELECTED = Pattern.compile(Pattern.quote(DeadLettersPage.SELECT) + "(\\d{1,18})");
+    /** Rows a list page shows at most. */
+    private static final int PAGE_ROWS = 100;
+    /** The POSTs that change something, refused in read-only mode (reveals are not among them). */
+    private static final List<String> ACTIONS = List.of("/dead-letters/requeue-all", "/dead-letters/selected", "/keys/resolve");
 
     private final String base;
     private final boolean readOnly;
@@ -37,17 +44,20 @@ final class ConsoleHandler {
     private final ConsoleActions actions;
     private final OutboxBacklog backlog;
     private final OutboxDeadLetters deadLetters;
+    private final UnknownOutcomes unknownOutcomes;
     private final Supplier<Duration> stalledFor;
     private final Duration stallAfter;
 
     ConsoleHandler(String base, boolean readOnly, ConsoleQueries queries, OutboxBacklog backlog,
-                   OutboxDeadLetters deadLetters, Supplier<Duration> stalledFor, Duration stallAfter) {
+                   OutboxDeadLetters deadLetters, UnknownOutcomes unknownOutcomes, Supplier<Duration> stalledFor,
+                   Duration stallAfter) {
         this.base = base;
         this.readOnly = readOnly;
         this.queries = queries;
-        this.actions = new ConsoleActions(deadLetters, queries);
+        this.actions = new ConsoleActions(deadLetters, unknownOutcomes, queries);
         this.backlog = backlog;
         this.deadLetters = deadLetters;
+        this.unknownOutcomes = unknownOutcomes;
         this.stalledFor = stalledFor;
         this.stallAfter = stallAfter;
     }
@@ -56,6 +66,8 @@ final class ConsoleHandler {
         String user = request.user() == null ? "anonymous" : request.user();
         try {
             return route(request, user, view(request.hostCsrf()));
+        } catch (ConsoleActions.Refused e) {
+            return text(400, "refused: " + e.getMessage());
         } catch (RuntimeException e) {
             log.warn("console: {} {} failed", request.method(), request.path(), e);
             return text(500, "the console could not answer: " + e.getClass().getSimpleName() + "; see the application's log");
@@ -97,27 +109,44 @@ final class ConsoleHandler {
         } else if (path.equals("/assets/uplot.css")) {
             return resource(UPLOT + "uPlot.min.css", "text/css; charset=utf-8");
         } else if (path.equals("/dead-letters")) {
-            return html(200, DeadLettersPage.list(deadLetters.list(100), deadLetters.count(),
-                    notice(request.parameters()), view));
+            DeadLetterFilter filter = DeadLetterFilter.from(request.parameters()::get);
+            return html(200, DeadLettersPage.list(queries.deadLetters(filter, PAGE_ROWS), queries.countDeadLetters(filter),
+                    filter, notice(request.parameters()), view));
         } else if (path.equals("/dead-letters/requeue-all") && !readOnly) {
-            return html(200, DeadLettersPage.confirmRequeueAll(deadLetters.count(), view));
+            DeadLetterFilter filter = DeadLetterFilter.from(request.parameters()::get);
+            return html(200, DeadLettersPage.confirmRequeueAll(queries.countDeadLetters(filter), filter, view));
         } else if (one.matches() && one.group(2) == null) {
             return showOne(Long.parseLong(one.group(1)), null, view);
+        } else if (path.equals("/retries")) {
+            return html(200, RetriesPage.render(queries.heldBack(), queries.heldBackKeys(PAGE_ROWS), view));
+        } else if (path.equals("/unknown-outcomes")) {
+            return html(200, KeysPage.unknownOutcomes(unknownOutcomes.list(PAGE_ROWS), PAGE_ROWS, view));
+        } else if (path.equals("/keys")) {
+            return showKey(request.parameters().get("tenant"), request.parameters().get("key"), null,
+                    resolvedNotice(request.parameters().get("resolved")), view);
         }
         return text(404, "no such page");
     }
 
     private OutboxConsole.Response post(OutboxConsole.Request request, String user, ConsoleView view) {
         String path = request.path();
+        Map<String, String> form = request.parameters();
         Matcher one = ONE.matcher(path);
         if (one.matches() && "/payload".equals(one.group(2))) {
             long id = Long.parseLong(one.group(1));
             Optional<String> payload = actions.revealPayload(user, id);
             return payload.isEmpty() ? text(404, "no dead letter " + id) : showOne(id, payload.get(), view);
         }
+        if (path.equals("/keys/stored")) {
+            String tenant = form.get("tenant");
+            String key = form.get("key");
+            ConsoleActions.validateKey(tenant, key);
+            Optional<ConsoleQueries.StoredOutcome> stored = actions.revealStored(user, tenant, key);
+            return stored.isEmpty() ? text(404, "no key " + key + " for tenant " + tenant) : showKey(tenant, key, stored.get(),
+                    null, view);
+        }
         boolean requeueOne = one.matches() && "/requeue".equals(one.group(2));
-        boolean requeueAll = path.equals("/dead-letters/requeue-all");
-        if (!requeueOne && !requeueAll) {
+        if (!requeueOne && !ACTIONS.contains(path)) {
             return text(404, "no such action");
         }
         if (readOnly) {
@@ -128,11 +157,68 @@ final class ConsoleHandler {
             long id = Long.parseLong(one.group(1));
             boolean done = actions.requeue(user, id);
             return redirect(view.link("/dead-letters?" + (done ? "requeued=" : "gone=") + id));
-        } else if (!"yes".equals(request.parameters().get("confirm"))) {
-            return text(400, "requeueing all dead letters needs the confirmation page's confirm=yes");
         }
-        List<Long> requeued = actions.requeueAll(user);
-        return redirect(view.link("/dead-letters?requeuedAll=" + requeued.size()));
+        if (path.equals("/keys/resolve")) {
+            return resolve(form, user, view);
+        }
+        boolean confirmed = "yes".equals(form.get("confirm"));
+        if (path.equals("/dead-letters/requeue-all")) {
+            if (!confirmed) {
+                return text(400, "requeueing all dead letters needs the confirmation page's confirm=yes");
+            }
+            List<Long> requeued = actions.requeueMatching(user, DeadLetterFilter.from(form::get));
+            return redirect(view.link("/dead-letters?requeuedAll=" + requeued.size()));
+        }
+        DeadLettersPage.Action action = DeadLettersPage.Action.of(form.get("action"));
+        List<Long> ids = selected(form);
+        if (action == null || ids.isEmpty()) {
+            return text(400, "select at least one dead letter, then requeue or delete them");
+        }
+        if (!confirmed) {
+            return html(200, DeadLettersPage.confirmSelected(action, ids, view));
+        }
+        return action == DeadLettersPage.Action.DELETE
+                ? redirect(view.link("/dead-letters?deleted=" + actions.delete(user, ids).size()))
+                : redirect(view.link("/dead-letters?requeuedAll=" + actions.requeue(user, ids).size()));
+    }
+
+    private OutboxConsole.Response resolve(Map<String, String> form, String user, ConsoleView view) {
+        String tenant = form.get("tenant");
+        String key = form.get("key");
+        ConsoleActions.validateKey(tenant, key);
+        String outcome = form.get("outcome");
+        boolean resolved;
+        if ("completed".equals(outcome)) {
+            resolved = actions.resolveAsSucceeded(user, tenant, key, form.get("result"), form.get("note"));
+        } else if ("failed".equals(outcome)) {
+            resolved = actions.resolveAsFailed(user, tenant, key, form.get("code"), form.get("message"), form.get("note"));
+        } else {
+            return text(400, "outcome must be completed or failed");
+        }
+        return redirect(view.link(KeysPage.path(tenant, key)) + "&resolved="
+                + (resolved ? outcome : "none"));
+    }
+
+    /** The dead letters a form selected ({@code select.<id>} fields), in id order. */
+    private static List<Long> selected(Map<String, String> form) {
+        List<Long> ids = new ArrayList<>();
+        for (String name : form.keySet()) {
+            Matcher matcher = SELECTED.matcher(name);
+            if (matcher.matches()) {
+                ids.add(Long.parseLong(matcher.group(1)));
+            }
+        }
+        ids.sort(null);
+        return ids;
+    }
+
+    private OutboxConsole.Response showKey(String tenant, String key, ConsoleQueries.StoredOutcome stored, String notice,
+                                           ConsoleView view) {
+        if (tenant == null || key == null || tenant.isEmpty() || key.isEmpty()) {
+            return html(200, KeysPage.render(tenant, key, null, null, notice, view));
+        }
+        ConsoleActions.validateKey(tenant, key);
+        return html(200, KeysPage.render(tenant, key, queries.key(tenant, key).orElse(null), stored, notice, view));
     }
 
     private OutboxConsole.Response showOne(long id, String payload, ConsoleView view) {
@@ -150,17 +236,31 @@ final class ConsoleHandler {
 
     /** The line a redirect's query asks the list to show; only numbers are taken from it. */
     private static String notice(Map<String, String> parameters) {
-        for (String name : List.of("requeued", "gone", "requeuedAll")) {
+        for (String name : List.of("requeued", "gone", "requeuedAll", "deleted")) {
             String number = parameters.get(name);
             if (number != null && number.matches("\\d{1,18}")) {
                 return switch (name) {
                     case "requeued" -> "Requeued dead letter " + number + ": the relay publishes it again.";
                     case "gone" -> "Dead letter " + number + " is no longer a dead letter (requeued or published already).";
+                    case "deleted" -> "Deleted " + number + " dead letters for good.";
                     default -> "Requeued " + number + " dead letters.";
                 };
             }
         }
         return null;
+    }
+
+    /** The line a resolution's redirect asks the key page to show. */
+    private static String resolvedNotice(String resolved) {
+        if (resolved == null) {
+            return null;
+        }
+        return switch (resolved) {
+            case "completed" -> "Resolved as succeeded: replays return the result given.";
+            case "failed" -> "Resolved as failed: replays throw the failure given.";
+            case "none" -> "Nothing changed: this key is not an unknown outcome (resolved already?).";
+            default -> null;
+        };
     }
 
     private static OutboxConsole.Response resource(String name, String contentType) {

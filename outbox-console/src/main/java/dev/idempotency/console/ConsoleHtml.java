@@ -52,7 +52,8 @@ final class ConsoleHtml {
                 </head>
                 <body>
                 <header><strong>outbox console</strong>
-                <nav><a href="%1$s/">Overview</a> <a href="%1$s/dead-letters">Dead letters</a></nav>%3$s</header>
+                <nav><a href="%1$s/">Overview</a> <a href="%1$s/dead-letters">Dead letters</a> <a href="%1$s/retries">Retries</a>
+                <a href="%1$s/keys">Keys</a> <a href="%1$s/unknown-outcomes">Unknown outcomes</a></nav>%3$s</header>
                 <main>
                 <h1>%2$s</h1>
                 %4$s
@@ -84,6 +85,14 @@ final class ConsoleHtml {
             return seconds / 3600 + "h " + seconds % 3600 / 60 + "m";
         }
         return seconds / 86_400 + "d " + seconds % 86_400 / 3600 + "h";
+    }
+
+    /** A last error cut to what fits a table cell; the detail page shows it whole. */
+    static String shortened(String error) {
+        if (error == null || error.length() <= 160) {
+            return error;
+        }
+        return error.substring(0, 160) + "…";
     }
 
     static String bytes(long bytes) {

@@ -1,6 +1,7 @@
 package dev.idempotency.console;
 
 import dev.idempotency.jdbc.internal.RedactedErrors;
+import dev.idempotency.outbox.OutboxDeadLetter;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.TemplateEngine;
 
 /** Runs {@link ConsoleSql}'s reads and maps their rows to what the pages show. */
@@ -38,6 +40,33 @@ final class ConsoleQueries {
 
     /** Events waiting for another attempt after a failed one, and the latest one's error (null when none). */
     record Retrying(long count, String lastError) {
+    /** How many keys wait behind a retry, and how many of their events wait in outbox_retries. */
+    record HeldBack(long keys, long events) {
+    }
+
+    /**
+     * A key held back behind a retry: its first waiting event (the one retried next), that event's
+     * attempts, next attempt (database clock) and last error, and how many of the key's events wait.
+     */
+    record HeldBackKey(long firstEventId, String tenant, String topic, String partitionKey, int attempts,
+                       Instant nextAttemptAt, String lastError, long waiting) {
+    }
+
+    /**
+     * An idempotency key as the executor left it, without what it stores; {@code leaseExpiresAt} is null
+     * for a key without a lease, {@code failureCode} for a key that did not fail.
+     */
+    record KeyState(String tenant, String key, String status, String failureCode, String resultType, boolean hasResult,
+                    Instant claimedAt, Instant updatedAt, Instant expiresAt, Instant leaseExpiresAt, boolean expired,
+                    boolean leaseRanOut) {
+        /** The sweeper failed it when its lease ran out: an outcome nobody knows, waiting for an operator. */
+        boolean unknownOutcome() {
+            return "failed".equals(status) && "lease_expired".equals(failureCode);
+        }
+    }
+
+    /** What a key stores, as pretty JSON; either may be null. */
+    record StoredOutcome(String result, String failure) {
     }
 
     private final Jdbi jdbi;
@@ -86,6 +115,46 @@ final class ConsoleQueries {
     Retrying retrying() {
         return jdbi.withHandle(h -> h.createQuery(sql.retrying)
                 .map((rs, ctx) -> new Retrying(rs.getLong("retrying"), rs.getString("last_error"))).one());
+    /** Up to {@code limit} dead letters the filter keeps, oldest first. */
+    List<OutboxDeadLetter> deadLetters(DeadLetterFilter filter, int limit) {
+        return jdbi.withHandle(h -> filtered(h.createQuery(sql.deadLettersMatching), filter).bind("limit", limit)
+                .map((rs, ctx) -> new OutboxDeadLetter(rs.getLong("id"), rs.getString("message_id"), rs.getString("tenant_id"),
+                        rs.getString("topic"), rs.getString("partition_key"), rs.getInt("attempts"),
+                        rs.getString("last_error"), instant(rs, "created_at")))
+                .list());
+    }
+
+    long countDeadLetters(DeadLetterFilter filter) {
+        return jdbi.withHandle(h -> filtered(h.createQuery(sql.countDeadLettersMatching), filter).mapTo(Long.class).one());
+    }
+
+    private static Query filtered(Query query, DeadLetterFilter filter) {
+        return query.bind("topic", filter.topic()).bind("tenant", filter.tenant()).bind("error", filter.error())
+                .bind("olderThanSeconds", filter.olderThanSeconds());
+    }
+
+    List<HeldBackKey> heldBackKeys(int limit) {
+        return jdbi.withHandle(h -> h.createQuery(sql.heldBackKeys).bind("limit", limit).map((rs, ctx) -> new HeldBackKey(
+                rs.getLong("event_id"), rs.getString("tenant_id"), rs.getString("topic"), rs.getString("partition_key"),
+                rs.getInt("attempts"), instant(rs, "next_attempt_at"), rs.getString("last_error"), rs.getLong("waiting")))
+                .list());
+    }
+
+    HeldBack heldBack() {
+        return jdbi.withHandle(h -> h.createQuery(sql.countHeldBack)
+                .map((rs, ctx) -> new HeldBack(rs.getLong("keys"), rs.getLong("events"))).one());
+    }
+
+    Optional<KeyState> key(String tenant, String key) {
+        return jdbi.withHandle(h -> h.createQuery(sql.key).bind("tenant", tenant).bind("key", key).map((rs, ctx) -> new KeyState(
+                tenant, key, rs.getString("status"), rs.getString("failure_code"), rs.getString("result_type"),
+                rs.getBoolean("has_result"), instant(rs, "created_at"), instant(rs, "updated_at"), instant(rs, "expires_at"),
+                instant(rs, "lease_expires_at"), rs.getBoolean("expired"), rs.getBoolean("lease_ran_out"))).findOne());
+    }
+
+    Optional<StoredOutcome> keyStored(String tenant, String key) {
+        return jdbi.withHandle(h -> h.createQuery(sql.keyStored).bind("tenant", tenant).bind("key", key)
+                .map((rs, ctx) -> new StoredOutcome(rs.getString("result"), rs.getString("failure"))).findOne());
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {

@@ -4,7 +4,7 @@ import dev.idempotency.core.internal.SchemaNames;
 
 /**
  * Every SQL statement of the operator console that the library's own classes ({@code OutboxBacklog},
- * {@code OutboxDeadLetters}) do not already run, in one place. Templates name the schema
+ * {@code OutboxDeadLetters}, {@code UnknownOutcomes}) do not already run, in one place. Templates name the schema
  * {@code <schema>}, rendered once for a validated, double-quoted name; {@code :name} are Jdbi bind
  * parameters. Each is one autocommit read: it takes no row lock, so a relay's lease renewal or
  * publishing never waits for the console, nor the console for them. Each comment says what it locks.
@@ -51,6 +51,92 @@ final class ConsoleSql {
      */
     private static final String DEAD_LETTER_PAYLOAD = """
             SELECT jsonb_pretty(payload) FROM <schema>.outbox_retries WHERE event_id = :id AND status = 'dead'""";
+
+    /**
+     * Which dead letters a list's filter keeps: each condition applies only when its parameter is set
+     * (exact topic and tenant, the error text case-insensitively anywhere in the last error, written
+     * at least :olderThanSeconds ago). The error text is matched with strpos, not LIKE, so an
+     * operator's % or _ is taken literally.
+     */
+    private static final String DEAD_FILTER = """
+            WHERE status = 'dead'
+              AND (CAST(:topic AS text) IS NULL OR topic = CAST(:topic AS text))
+              AND (CAST(:tenant AS text) IS NULL OR tenant_id = CAST(:tenant AS text))
+              AND (CAST(:error AS text) IS NULL
+                   OR strpos(lower(coalesce(last_error, '')), lower(CAST(:error AS text))) > 0)
+              AND (CAST(:olderThanSeconds AS double precision) IS NULL
+                   OR created_at <= now() - make_interval(secs => CAST(:olderThanSeconds AS double precision)))""";
+
+    /**
+     * The dead letters a filter keeps, oldest first, without payloads; the columns of
+     * OutboxDeadLetters' own list.
+     * Locks: none (a plain read; the dead-letter index serves status = 'dead').
+     */
+    private static final String DEAD_LETTERS_MATCHING = """
+            SELECT event_id AS id, coalesce(message_id::text, event_id::text) AS message_id, tenant_id, topic,
+                   partition_key, attempts, last_error, created_at
+            FROM <schema>.outbox_retries
+            <dead_filter>
+            ORDER BY event_id
+            LIMIT :limit""";
+
+    /**
+     * How many dead letters a filter keeps.
+     * Locks: none.
+     */
+    private static final String COUNT_DEAD_LETTERS_MATCHING = """
+            SELECT count(*) FROM <schema>.outbox_retries
+            <dead_filter>""";
+
+    /**
+     * The keys held back behind a retry: for each (tenant, topic, partition key) with pending rows in
+     * outbox_retries, its first one (the relay retries a key's events in id order, so this one's
+     * next_attempt_at is when the key moves again), its attempts and last error, and how many of the
+     * key's events wait in all. Keys due soonest first.
+     * Locks: none (a plain read of the pending rows; relays write them only under their partition lease).
+     */
+    private static final String HELD_BACK_KEYS = """
+            SELECT event_id, tenant_id, topic, partition_key, attempts, next_attempt_at, last_error, waiting
+            FROM (SELECT event_id, tenant_id, topic, partition_key, attempts, next_attempt_at, last_error,
+                         count(*) OVER key_events AS waiting,
+                         row_number() OVER (key_events ORDER BY event_id) AS place
+                  FROM <schema>.outbox_retries
+                  WHERE status = 'pending'
+                  WINDOW key_events AS (PARTITION BY tenant_id, topic, partition_key)) pending
+            WHERE place = 1
+            ORDER BY next_attempt_at, event_id
+            LIMIT :limit""";
+
+    /**
+     * How many keys are held back behind a retry, and how many events wait in outbox_retries for them.
+     * Locks: none.
+     */
+    private static final String COUNT_HELD_BACK = """
+            SELECT count(DISTINCT (tenant_id, topic, partition_key)) AS keys, count(*) AS events
+            FROM <schema>.outbox_retries
+            WHERE status = 'pending'""";
+
+    /**
+     * One idempotency key as the executor left it (idempotency-jdbc's idempotency_keys), without what
+     * it stores: its status, failure code, when it was claimed, last changed and expires, and its
+     * lease. lease_ran_out: a lease whose holder died or overran, not yet failed by the sweeper.
+     * Locks: none (a plain read by primary key; a claim or completion never waits for it).
+     */
+    private static final String KEY = """
+            SELECT status, failure ->> 'code' AS failure_code, result_type, result IS NOT NULL AS has_result,
+                   created_at, updated_at, expires_at, lease_expires_at, expires_at <= now() AS expired,
+                   status = 'processing' AND lease_expires_at <= now() AS lease_ran_out
+            FROM <schema>.idempotency_keys
+            WHERE tenant_id = :tenant AND idempotency_key = :key""";
+
+    /**
+     * What a key stores (its result and failure, as JSON), for the explicit reveal only.
+     * Locks: none.
+     */
+    private static final String KEY_STORED = """
+            SELECT jsonb_pretty(result) AS result, jsonb_pretty(failure) AS failure
+            FROM <schema>.idempotency_keys
+            WHERE tenant_id = :tenant AND idempotency_key = :key""";
 
     /**
      * The generation tables' sizes and row counts as the catalog estimates them (as of the last VACUUM
@@ -108,6 +194,12 @@ final class ConsoleSql {
     final String generations;
     final String rates;
     final String retrying;
+    final String deadLettersMatching;
+    final String countDeadLettersMatching;
+    final String heldBackKeys;
+    final String countHeldBack;
+    final String key;
+    final String keyStored;
 
     /** Renders every statement for {@code schema}, validated as the executor's configuration does. */
     ConsoleSql(String schema) {
@@ -119,5 +211,12 @@ final class ConsoleSql {
         this.generations = GENERATIONS.replace("<schema>", quoted);
         this.rates = RATES.replace("<schema>", quoted);
         this.retrying = RETRYING.replace("<schema>", quoted);
+        this.deadLettersMatching = DEAD_LETTERS_MATCHING.replace("<dead_filter>", DEAD_FILTER).replace("<schema>", quoted);
+        this.countDeadLettersMatching = COUNT_DEAD_LETTERS_MATCHING.replace("<dead_filter>", DEAD_FILTER)
+                .replace("<schema>", quoted);
+        this.heldBackKeys = HELD_BACK_KEYS.replace("<schema>", quoted);
+        this.countHeldBack = COUNT_HELD_BACK.replace("<schema>", quoted);
+        this.key = KEY.replace("<schema>", quoted);
+        this.keyStored = KEY_STORED.replace("<schema>", quoted);
     }
 }

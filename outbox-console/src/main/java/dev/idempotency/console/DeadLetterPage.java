@@ -4,7 +4,7 @@ import static dev.idempotency.console.ConsoleHtml.escape;
 
 /**
  * One dead letter: its ids, key, headers, attempts and last error. The payload is shown only after
- * the operator asks for it (a POST, logged); the requeue button is left out in read-only mode.
+ * the operator asks for it (a POST, logged); the requeue and delete buttons are left out in read-only mode.
  */
 final class DeadLetterPage {
     private DeadLetterPage() {
@@ -39,6 +39,12 @@ final class DeadLetterPage {
                     .append("<button type=\"submit\" id=\"requeue\">Requeue this event</button>"
                             + " <span class=\"note\">Back in line, attempts reset, due now; published after its key's"
                             + " events that already went out.</span></form>\n");
+            body.append("<h2>Delete</h2>\n<form method=\"post\" action=\"").append(escape(view.link("/dead-letters/selected")))
+                    .append("\">").append(view.formFields())
+                    .append(ConsoleHtml.hiddenField(DeadLettersPage.SELECT + dead.id(), "yes"))
+                    .append("<button type=\"submit\" name=\"action\" value=\"delete\" id=\"delete\" class=\"danger\">"
+                            + "Delete this event…</button> <span class=\"note\">Asks first; a deleted event is never"
+                            + " published.</span></form>\n");
         }
         return ConsoleHtml.page(view, "Dead letter " + dead.id(), body.toString());
     }

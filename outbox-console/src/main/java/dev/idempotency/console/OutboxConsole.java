@@ -1,6 +1,8 @@
 package dev.idempotency.console;
 
+import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.internal.SchemaNames;
+import dev.idempotency.jdbc.UnknownOutcomes;
 import dev.idempotency.outbox.OutboxBacklog;
 import dev.idempotency.outbox.OutboxDeadLetters;
 import dev.idempotency.outbox.OutboxStall;
@@ -12,7 +14,8 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
- * The operator console (backlog, relays, dead letters), answering requests a host hands it: the relay
+ * The operator console (backlog, relays, dead letters, retries, idempotency keys and their unknown
+ * outcomes), answering requests a host hands it: the relay
  * application's HTTP server or a servlet in a Spring Boot application. The host authenticates (the
  * console trusts the user name it is given) and mounts it under its base path; the console checks its
  * own CSRF token on every POST, refuses actions when read-only (403), and sets headers that forbid
@@ -81,6 +84,7 @@ public final class OutboxConsole {
         private String basePath = "/console";
         private Supplier<Duration> stalledFor;
         private Duration stallAfter = Duration.ofMinutes(5);
+        private IdempotencyConfig idempotencyConfig;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -92,7 +96,10 @@ public final class OutboxConsole {
             return this;
         }
 
-        /** Without the actions (requeue): their buttons are left out and their POSTs refused (403). Default false. */
+        /**
+         * Without the actions (requeue, delete, resolve an unknown outcome): their buttons and forms are left
+         * out and their POSTs refused (403); reveals stay. Default false.
+         */
         public Builder readOnly(boolean readOnly) {
             this.readOnly = readOnly;
             return this;
@@ -124,6 +131,17 @@ public final class OutboxConsole {
             return this;
         }
 
+        /**
+         * The executor's configuration, which resolving an unknown outcome uses as {@link UnknownOutcomes}
+         * does: a resolved key is replayed for at least one more of its retention, and a result is stored
+         * through its object mapper. Its schema must be the console's. Defaults to
+         * {@link IdempotencyConfig#defaults()} on the console's schema (24 hours' retention).
+         */
+        public Builder idempotencyConfig(IdempotencyConfig idempotencyConfig) {
+            this.idempotencyConfig = Objects.requireNonNull(idempotencyConfig, "idempotencyConfig");
+            return this;
+        }
+
         /** The console; an {@link IllegalArgumentException} names a setting that is out of range. */
         public OutboxConsole build() {
             SchemaNames.require(schema);
@@ -133,6 +151,12 @@ public final class OutboxConsole {
             }
             if (stallAfter == null || stallAfter.isNegative() || stallAfter.isZero()) {
                 throw new IllegalArgumentException("stallAfter must be positive (was " + stallAfter + ")");
+            }
+            IdempotencyConfig keys = idempotencyConfig != null ? idempotencyConfig
+                    : IdempotencyConfig.builder().schema(schema).build();
+            if (!keys.schema().equals(schema)) {
+                throw new IllegalArgumentException("idempotencyConfig's schema " + keys.schema() + " is not the console's "
+                        + schema + ": the console reads the keys and the outbox in one schema; set the same on both");
             }
             OutboxBacklog backlog = OutboxBacklog.builder(dataSource).schema(schema).build();
             OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(dataSource).schema(schema).build();
@@ -145,7 +169,7 @@ public final class OutboxConsole {
                 };
             }
             return new OutboxConsole(new ConsoleHandler(basePath, readOnly, new ConsoleQueries(dataSource, schema), backlog,
-                    deadLetters, stall, stallAfter));
+                    deadLetters, UnknownOutcomes.builder(dataSource).config(keys).build(), stall, stallAfter));
         }
     }
 }

@@ -12,7 +12,12 @@ final class ConsoleRequests {
     }
 
     static OutboxConsole.Response get(OutboxConsole console, String path) {
-        return console.handle(new OutboxConsole.Request("GET", path, Map.of(), "ops", null));
+        return get(console, path, Map.of());
+    }
+
+    /** A GET with the query's {@code parameters}, as the host decodes them. */
+    static OutboxConsole.Response get(OutboxConsole console, String path, Map<String, String> parameters) {
+        return console.handle(new OutboxConsole.Request("GET", path, parameters, "ops", null));
     }
 
     static OutboxConsole.Response post(OutboxConsole console, String path, Map<String, String> form) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.testing.DeadLetterRows;
 import dev.idempotency.testing.MigratedSchema;
@@ -44,6 +45,49 @@ class OutboxConsoleTest {
         assertEquals(403, requeue.status());
         assertEquals(403, requeueAll.status());
         assertEquals("dead", DeadLetterRows.status(db.dataSource(), 101));
+    }
+
+    @Test
+    void aReadOnlyConsoleHidesResolvingSelectingAndDeletingAndRefusesTheirPostsEvenWithTheToken() {
+        DeadLetterRows.insert(db.dataSource(), 105, "orders", "{}");
+        KeyRows.insertUnknownOutcome(db.dataSource(), "s1", "pay-ro");
+        OutboxConsole console = console(true);
+
+        String list = get(console, "/dead-letters").text();
+        String detail = get(console, "/dead-letters/105").text();
+        String key = get(console, "/keys", Map.of("tenant", "s1", "key", "pay-ro")).text();
+        String token = csrfToken(detail);
+        OutboxConsole.Response delete = post(console, "/dead-letters/selected",
+                Map.of("csrf", token, "action", "delete", "select.105", "yes", "confirm", "yes"));
+        OutboxConsole.Response resolve = post(console, "/keys/resolve", Map.of("csrf", token, "tenant", "s1", "key", "pay-ro",
+                "outcome", "completed", "result", "\"ch_1\"", "note", "found"));
+
+        assertFalse(list.contains("type=\"checkbox\""), list);
+        assertFalse(list.contains("delete-selected"), list);
+        assertFalse(detail.contains("id=\"delete\""), detail);
+        assertTrue(key.contains("unknown outcome (lease_expired)"), key);
+        assertFalse(key.contains("/keys/resolve"), key);
+        assertEquals(403, delete.status());
+        assertEquals(403, resolve.status());
+        assertEquals("dead", DeadLetterRows.status(db.dataSource(), 105));
+        assertEquals("failed", KeyRows.row(db.dataSource(), "s1", "pay-ro").get("status"));
+    }
+
+    @Test
+    void aDeleteOrAResolutionWithoutTheConsolesCsrfTokenIsRefusedAndChangesNothing() {
+        DeadLetterRows.insert(db.dataSource(), 106, "orders", "{}");
+        KeyRows.insertUnknownOutcome(db.dataSource(), "s1", "pay-csrf");
+        OutboxConsole console = console(false);
+
+        OutboxConsole.Response delete = post(console, "/dead-letters/selected",
+                Map.of("action", "delete", "select.106", "yes", "confirm", "yes"));
+        OutboxConsole.Response resolve = post(console, "/keys/resolve", Map.of("csrf", "guessed", "tenant", "s1",
+                "key", "pay-csrf", "outcome", "failed", "code", "card_declined", "message", "no", "note", "found"));
+
+        assertEquals(403, delete.status());
+        assertEquals(403, resolve.status());
+        assertEquals("dead", DeadLetterRows.status(db.dataSource(), 106));
+        assertEquals("lease_expired", KeyRows.row(db.dataSource(), "s1", "pay-csrf").get("code"));
     }
 
     @Test
@@ -110,9 +154,11 @@ class OutboxConsoleTest {
     }
 
     @Test
-    void theBuilderRefusesABasePathWithATrailingSlashOrNone() {
+    void theBuilderRefusesABasePathWithATrailingSlashOrNoneAndKeysInAnotherSchema() {
         assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).basePath("/console/").build());
         assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).basePath("console").build());
+        assertThrows(IllegalArgumentException.class, () -> OutboxConsole.builder(db.dataSource()).schema(db.name())
+                .idempotencyConfig(IdempotencyConfig.builder().schema("elsewhere").build()).build(), "keys in another schema");
     }
 
     @Test

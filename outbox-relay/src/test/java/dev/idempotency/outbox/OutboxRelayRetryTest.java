@@ -236,4 +236,29 @@ class OutboxRelayRetryTest {
         assertEquals(List.of(), deadLetters.list(10));
         assertEquals(0, deadLetters.count());
     }
+
+    @Test
+    void aDeletedDeadLetterIsNeverPublishedAndItsKeysLaterEventsStillAre() {
+        long rejected = outbox.insert("t", "orders", "z", "{}");
+        long behind = outbox.insert("t", "orders", "z", "{}");
+        publisher.rejecting(e -> e.id() == rejected);
+        startRelay(outbox.config("a"));
+        outbox.awaitStatus(List.of(behind), "published", Duration.ofSeconds(30));
+        assertEquals("dead", outbox.status(rejected));
+        OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(outbox.dataSource()).schema(outbox.schema()).build();
+        publisher.rejecting(e -> false);
+
+        assertFalse(deadLetters.delete(behind), "only dead letters are deleted");
+        assertTrue(deadLetters.delete(rejected));
+        assertFalse(deadLetters.delete(rejected), "deleted already");
+        assertFalse(deadLetters.requeue(rejected), "nothing left to requeue");
+        long next = outbox.insert("t", "orders", "z", "{}");
+        relay.wakeUp();
+
+        outbox.awaitStatus(List.of(next), "published", Duration.ofSeconds(30));
+        assertEquals(0, deadLetters.count());
+        assertFalse(log.published(rejected), "the deleted dead letter was never published");
+        assertNull(outbox.lastError(rejected), "its row in outbox_retries is gone");
+        assertEquals("published", outbox.status(rejected), "as documented: its partition's position passed it");
+    }
 }

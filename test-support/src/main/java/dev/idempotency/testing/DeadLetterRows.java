@@ -27,6 +27,20 @@ public final class DeadLetterRows {
                 payloadJson);
     }
 
+    /**
+     * Writes row {@code id} of {@code outbox_retries} as the relay leaves one (three attempts): with status
+     * {@code pending} (waiting for its next attempt, at the SQL expression {@code nextAttempt}) or
+     * {@code dead}, written the SQL interval {@code age} ago, with an empty payload.
+     */
+    public static void insertRetry(DataSource dataSource, long id, String tenant, String topic, String partitionKey,
+                                   String status, String age, String nextAttempt, String lastError) {
+        run(dataSource, """
+                INSERT INTO outbox_retries (event_id, message_id, tenant_id, topic, partition_key, ordering_hash,
+                                            payload, headers, created_at, status, attempts, next_attempt_at, last_error)
+                VALUES (?, gen_random_uuid(), ?, ?, ?, ?, '{}'::jsonb, '{}'::jsonb, now() - CAST(? AS interval), ?, 3, """
+                + nextAttempt + ", ?)", id, tenant, topic, partitionKey, partitionKey.hashCode(), age, status, lastError);
+    }
+
     /** The status of {@code outbox_retries} row {@code id} (pending, dead), or null when there is none. */
     public static String status(DataSource dataSource, long id) {
         try (Connection connection = dataSource.getConnection();
