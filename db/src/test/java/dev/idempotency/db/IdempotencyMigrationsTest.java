@@ -25,7 +25,7 @@ class IdempotencyMigrationsTest {
     private static final List<String> ALL_TABLES = List.of("idempotency_keys", "idempotency_schema_history",
             "outbox_event_states", "outbox_events", "outbox_events_0", "outbox_events_1", "outbox_events_2",
             "outbox_generation", "outbox_relay_instances", "outbox_relay_partitions", "outbox_relay_positions",
-            "outbox_relay_server", "outbox_retries");
+            "outbox_relay_server", "outbox_relay_stats", "outbox_retries", "sweeper_runs");
 
     /** An empty schema for each test: the tests migrate it themselves. */
     @RegisterExtension
@@ -35,7 +35,7 @@ class IdempotencyMigrationsTest {
     void createsTheKeysAndOutboxTablesInTheNamedSchema() throws SQLException {
         MigrateResult result = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 
-        assertEquals(9, result.migrationsExecuted, "V1 to V9");
+        assertEquals(10, result.migrationsExecuted, "V1 to V10");
         assertEquals(ALL_TABLES, tables());
     }
 
@@ -53,6 +53,16 @@ class IdempotencyMigrationsTest {
                         + " AND column_name IN ('traceparent', 'tracestate') ORDER BY 1"));
         execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) VALUES ('t1', 'payments', 'p1', '{}')");
         assertEquals(1, count("SELECT count(*) FROM outbox_events WHERE traceparent IS NULL AND tracestate IS NULL"));
+    }
+
+    @Test
+    void relayStatisticsFallInTenSecondBucketsOfTheDatabaseClockWithFixedLatencyBounds() throws SQLException {
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+
+        assertEquals(List.of("2026-03-01 10:00:20+00"), FirstColumn.of(schema.dataSource(),
+                "SELECT outbox_relay_stats_bucket(timestamptz '2026-03-01 10:00:29.999+00') AT TIME ZONE 'UTC' || '+00'"));
+        assertEquals(List.of("{5,10,25,50,100,250,500,1000,2500,5000,10000,30000,60000,300000}"),
+                FirstColumn.of(schema.dataSource(), "SELECT outbox_relay_latency_bounds()::text"));
     }
 
     @Test
