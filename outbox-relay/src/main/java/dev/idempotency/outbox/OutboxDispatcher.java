@@ -46,6 +46,7 @@ final class OutboxDispatcher {
     private final OutboxRelayListener listener;
     private final RelayFailureLog failures;
     private final PublisherOutage outage;
+    private final RelayStats stats;
     private final long retryScanIntervalNanos;
     private final long quietRetryScanIntervalNanos;
     private long nextRetryScan = System.nanoTime();
@@ -54,7 +55,7 @@ final class OutboxDispatcher {
 
     OutboxDispatcher(OutboxPositions positions, RetryQueue retries, PartitionLeases leases,
                      TimeLimitedPublisher publisher, OutboxRelayConfig config, OutboxRelayListener listener,
-                     PublisherOutage outage) {
+                     PublisherOutage outage, RelayStats stats) {
         this.positions = positions;
         this.retries = retries;
         this.leases = leases;
@@ -64,6 +65,7 @@ final class OutboxDispatcher {
         this.listener = listener;
         this.failures = new RelayFailureLog(config.instanceId());
         this.outage = outage;
+        this.stats = stats;
         this.retryScanIntervalNanos = config.idlePollMin().toNanos();
         this.quietRetryScanIntervalNanos = config.idlePollMax().toNanos();
     }
@@ -195,7 +197,9 @@ final class OutboxDispatcher {
             switch (result.status()) {
                 case PUBLISHED -> {
                     outcomes.published.add(event);
-                    notifyPublished(event, Duration.ofMillis(event.ageMillis()).plusNanos(now - event.claimedAtNanos()));
+                    Duration sinceCreated = Duration.ofMillis(event.ageMillis()).plusNanos(now - event.claimedAtNanos());
+                    stats.published(sinceCreated);
+                    notifyPublished(event, sinceCreated);
                     next(queues, event.key(), queue);
                 }
                 case RETRY -> {

@@ -107,6 +107,12 @@ import org.slf4j.LoggerFactory;
  * short), so that its reads do not grow with the writers' commit rate, and writes its positions at
  * most once per {@link OutboxRelayConfig#positionWriteInterval()}.
  *
+ * <h2>Statistics</h2>
+ * On a schema with migration V10 the relay counts the events it published and their commit-to-publish
+ * latency in memory, and adds them to its row of {@code outbox_relay_stats} about every 10 seconds (one
+ * statement, from the lease thread; a failed write is logged and its counts dropped) and when it stops,
+ * for the console of any process. On an older schema it records nothing and says so once at INFO.
+ *
  * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls) and uses at
  * most two connections of the given pool at a time; a pool of its own (or room for those two in a
  * shared one) keeps lease renewals from queueing behind other work. It closes neither the data
@@ -126,6 +132,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final TimeLimitedPublisher publisher;
     private final IdleWait idle;
     private final PublisherOutage outage;
+    private final RelayStats stats;
     private final ScheduledExecutorService leaseKeeper;
     private final Thread worker;
     private State state = State.NEW;
@@ -155,8 +162,9 @@ public final class OutboxRelay implements AutoCloseable {
                 Traces.of(tracing));
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
         this.positions = new OutboxPositions(jdbi, config, sql);
+        this.stats = new RelayStats(jdbi, sql, id);
         this.dispatcher = new OutboxDispatcher(positions, new RetryQueue(jdbi, config, sql), leases,
-                this.publisher, config, listener, outage);
+                this.publisher, config, listener, outage, stats);
         this.idle = new IdleWait(config.idlePollMin(), config.idlePollMax(), config.linger());
         this.leaseKeeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-leases-" + id));
         this.worker = daemon(this::work, "outbox-relay-worker-" + id);
@@ -188,10 +196,11 @@ public final class OutboxRelay implements AutoCloseable {
             throw new IllegalStateException("relay " + config.instanceId() + " was already started");
         }
         PoolerProbe.check(jdbi, "outbox relay " + config.instanceId());
-        schemaCheck.verify();
+        boolean recordsStats = schemaCheck.verify();
         leases.prepare();
         // Before the worker reads: positions from another server are rebased, a sequence behind its rows refused.
         positions.validateServer();
+        stats.start(recordsStats, config.schema());
         state = State.RUNNING;
         leaseKeeper.scheduleWithFixedDelay(this::keepLeases, 0, config.renewalInterval().toNanos(), TimeUnit.NANOSECONDS);
         worker.start();
@@ -229,6 +238,7 @@ public final class OutboxRelay implements AutoCloseable {
         boolean finished = join(worker, bound);
         leaseKeeper.shutdown();
         awaitTermination(leaseKeeper, config.leaseDuration());
+        stats.flush();
         if (finished) {
             try {
                 leases.releaseAll();
@@ -298,6 +308,8 @@ public final class OutboxRelay implements AutoCloseable {
         } catch (RuntimeException e) {
             logFailure(++leaseFailures, "could not renew its leases (retrying in " + config.renewalInterval() + ")", e);
         }
+        // On this thread, after the renewal: the worker never waits for a flush.
+        stats.flushIfDue();
     }
 
     private void work() {

@@ -6,7 +6,8 @@ import org.jdbi.v3.core.Jdbi;
  * Checks, before a relay starts, that the outbox has what its promises rest on: the
  * {@code message_id} column of migration V3, the insert-only outbox of migration V4 ({@code txid}
  * column, {@code outbox_retries} table), the server token of migration V7, the trace context columns
- * of migration V9, and an id sequence with CACHE 1. Every writer of one ordering key draws its id
+ * of migration V9, and an id sequence with CACHE 1; and whether it has V10's statistics table, which is
+ * optional. Every writer of one ordering key draws its id
  * under an advisory lock held to commit (the executor takes it, and since migration V8 the outbox's
  * trigger takes it for any INSERT), so ids follow commit order only while no session pre-allocates a
  * block of ids; with CACHE 20 one key's commits got ids 4, 24, 5, and the relay would have published
@@ -23,12 +24,15 @@ final class OutboxSchemaCheck {
         this.shape = sql.outboxTableShape;
     }
 
-    /** Throws {@link OutboxSchemaException} naming the fix when the table is older or its sequence caches ids. */
-    void verify() {
+    /**
+     * Throws {@link OutboxSchemaException} naming the fix when the table is older or its sequence caches ids;
+     * returns whether the schema has V10's outbox_relay_stats, which the relay records into only when it does.
+     */
+    boolean verify() {
         Shape found = jdbi.withHandle(h -> h.createQuery(shape)
                 .map((rs, ctx) -> new Shape(rs.getBoolean("table_exists"), rs.getBoolean("has_message_id"),
                         rs.getBoolean("has_txid"), rs.getBoolean("has_retries"), rs.getBoolean("has_server_token"),
-                        rs.getBoolean("has_trace_context"),
+                        rs.getBoolean("has_trace_context"), rs.getBoolean("has_relay_stats"),
                         rs.getString("id_sequence"),
                         rs.getObject("id_cache", Long.class)))
                 .one());
@@ -68,9 +72,10 @@ final class OutboxSchemaCheck {
                     + " order and events would be published out of order; fix: ALTER SEQUENCE " + found.idSequence()
                     + " CACHE 1");
         }
+        return found.hasRelayStats();
     }
 
     private record Shape(boolean tableExists, boolean hasMessageId, boolean hasTxid, boolean hasRetries,
-                         boolean hasServerToken, boolean hasTraceContext, String idSequence, Long idCache) {
+                         boolean hasServerToken, boolean hasTraceContext, boolean hasRelayStats, String idSequence, Long idCache) {
     }
 }

@@ -131,7 +131,8 @@ final class RelaySql {
     /**
      * What the relay needs of the outbox, read from the catalogs (no lock): whether the table exists,
      * whether it has message_id (migration V3) and txid (V4), whether outbox_retries exists (V4) and
-     * outbox_relay_server (V7), whether both tables have the trace context column traceparent (V9), its id
+     * outbox_relay_server (V7), whether both tables have the trace context column traceparent (V9), whether
+     * outbox_relay_stats exists (V10, optional: without it the relay records no statistics), its id
      * sequence and that sequence's CACHE. The CASEs keep pg_get_serial_sequence, which fails on a
      * missing table, from running when it is missing.
      * Locks: none (catalog reads).
@@ -149,13 +150,15 @@ final class RelaySql {
                    (SELECT count(*) = 2 FROM pg_catalog.pg_attribute a
                     WHERE a.attrelid IN (to_regclass(t.name), to_regclass(t.retries)) AND a.attname = 'traceparent'
                       AND NOT a.attisdropped) AS has_trace_context,
+                   to_regclass(t.stats) IS NOT NULL AS has_relay_stats,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
                         THEN pg_get_serial_sequence(t.name, 'id') END AS id_sequence,
                    CASE WHEN to_regclass(t.name) IS NOT NULL
                         THEN (SELECT s.seqcache FROM pg_catalog.pg_sequence s
                               WHERE s.seqrelid = pg_get_serial_sequence(t.name, 'id')::regclass) END AS id_cache
-            FROM (VALUES ('<schema>.outbox_events', '<schema>.outbox_retries', '<schema>.outbox_relay_server'))
-                AS t(name, retries, server)""";
+            FROM (VALUES ('<schema>.outbox_events', '<schema>.outbox_retries', '<schema>.outbox_relay_server',
+                          '<schema>.outbox_relay_stats'))
+                AS t(name, retries, server, stats)""";
 
     // ---- the server the positions count in (V7) ---------------------------------------------
 
@@ -614,6 +617,35 @@ final class RelaySql {
     private static final String COUNT_DEAD = """
             SELECT count(*) FROM <schema>.outbox_retries WHERE status = 'dead'""";
 
+    // ---- publish statistics (V10) --------------------------------------------------------------
+
+    /**
+     * The latency histogram's bucket bounds in milliseconds, V10's one definition, read once at start.
+     * Locks: none.
+     */
+    private static final String LATENCY_BOUNDS = """
+            SELECT <schema>.outbox_relay_latency_bounds()""";
+
+    /**
+     * Adds what this relay published since its last flush to its row of the current 10-second bucket
+     * (database clock): the count, the max latency, and the histogram element by element. One statement
+     * per flush, at most one flush per bucket, and none when nothing was published; a flush that lands in
+     * a bucket already written (a final flush at stop) adds to it.
+     * Locks: this instance's own row of the current bucket, which no other relay writes; the sweeper
+     * deletes only buckets 24 hours old.
+     */
+    private static final String RECORD_STATS = """
+            INSERT INTO <schema>.outbox_relay_stats AS s
+                (bucket_start, instance_id, published, latency_max_ms, latency_buckets)
+            VALUES (<schema>.outbox_relay_stats_bucket(now()), :instance, :published, :maxMillis, :buckets)
+            ON CONFLICT (bucket_start, instance_id) DO UPDATE
+            SET published = s.published + excluded.published,
+                latency_max_ms = greatest(s.latency_max_ms, excluded.latency_max_ms),
+                latency_buckets = ARRAY(SELECT coalesce(a, 0) + coalesce(b, 0)
+                                        FROM unnest(s.latency_buckets, excluded.latency_buckets)
+                                             WITH ORDINALITY AS u(a, b, i)
+                                        ORDER BY i)""";
+
     final String lockPartitions;
     final String createPartitions;
     final String countPartitions;
@@ -645,6 +677,8 @@ final class RelaySql {
     final String countPending;
     final String oldestPendingAge;
     final String countDead;
+    final String latencyBounds;
+    final String recordStats;
 
     /** Renders every statement for {@code schema}, validated here like {@link OutboxRelayConfig#schema()}. */
     RelaySql(String schema) {
@@ -678,6 +712,8 @@ final class RelaySql {
         this.countPending = render(COUNT_PENDING, quoted);
         this.oldestPendingAge = render(OLDEST_PENDING_AGE, quoted);
         this.countDead = render(COUNT_DEAD, quoted);
+        this.latencyBounds = render(LATENCY_BOUNDS, quoted);
+        this.recordStats = render(RECORD_STATS, quoted);
     }
 
     /**
