@@ -39,6 +39,11 @@ final class DatabaseErrors {
         return null;
     }
 
+    /** Whether {@code e} says a table the statement named does not exist (SQLSTATE 42P01). */
+    static boolean undefinedTable(Throwable e) {
+        return UNDEFINED_TABLE.equals(sqlState(e));
+    }
+
     /** {@code e} as a {@link TransientFailureException} if a retry may fix it, else {@code e} itself. */
     static RuntimeException translate(RuntimeException e, String key, String tenant) {
         // Our own errors (a claim that waited past the budget is a 409, not a 503) pass unchanged.

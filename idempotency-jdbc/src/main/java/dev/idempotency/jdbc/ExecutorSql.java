@@ -325,6 +325,30 @@ final class ExecutorSql {
             SELECT set_config('lock_timeout', :lockTimeout, true)""";
 
     /**
+     * Records one sweep in sweeper_runs (V10), in one statement at its end: when it started and ended
+     * (database clock: the end is clock_timestamp(), the start that less the duration the sweeper measured),
+     * what it changed and its error, if any. The same statement keeps both V10 tables bounded: it deletes
+     * the runs beyond the last 10,000 and those older than 7 days, and outbox_relay_stats' buckets older
+     * than 24 hours (a range of its primary key; relays write only the current bucket).
+     * Locks: the new row, and the old rows it deletes, for this one autocommit statement; two sweepers
+     * deleting the same old rows wait for each other that long, and the second finds them gone.
+     */
+    private static final String RECORD_SWEEP = """
+            WITH run AS (
+                INSERT INTO <schema>.sweeper_runs
+                    (sweeper, started_at, finished_at, leases_failed, keys_purged, events_purged, error)
+                VALUES (:sweeper, clock_timestamp() - :durationMillis * interval '1 millisecond', clock_timestamp(),
+                        :leasesFailed, :keysPurged, :eventsPurged, :error)
+                RETURNING id
+            ), old_runs AS (
+                DELETE FROM <schema>.sweeper_runs
+                WHERE id <= (SELECT id FROM run) - 10000 OR finished_at < now() - interval '7 days'
+            ), old_stats AS (
+                DELETE FROM <schema>.outbox_relay_stats WHERE bucket_start < now() - interval '24 hours'
+            )
+            SELECT id FROM run""";
+
+    /**
      * The relay's virtual partition of an ordering hash {@code <ordering_hash>}: its low 31 bits modulo
      * the partition count {@code <partitions>}. The one definition in this module ({@link #partitionOf});
      * outbox-relay's RelaySql renders the same, and migrations V2, V4 and V7 (applied, so never edited)
@@ -691,6 +715,7 @@ final class ExecutorSql {
         final String[] countGenerationSince = new String[GENERATIONS];
         final String[] truncateGeneration = new String[GENERATIONS];
         final String switchGeneration;
+        final String recordSweep;
 
         /** Renders the sweeper's templates for {@code schema}, which its builder has already validated. */
         SweeperStatements(String schema) {
@@ -706,6 +731,7 @@ final class ExecutorSql {
                 truncateGeneration[generation] = renderGeneration(TRUNCATE_GENERATION, quoted, generation);
             }
             this.switchGeneration = render(SWITCH_GENERATION, quoted);
+            this.recordSweep = render(RECORD_SWEEP, quoted);
         }
     }
 

@@ -23,6 +23,11 @@ import org.slf4j.LoggerFactory;
  * a caller holds are skipped, so several instances can run side by side. Events go a whole
  * generation table at a time, by TRUNCATE, and only once the relays consumed every event in it
  * (see {@link Builder#publishedEventRetention}); retries and dead letters are never removed.
+ *
+ * <p>On a schema with migration V10 each sweep is recorded in {@code sweeper_runs} (when, how long, what it
+ * changed, its error), which the sweep keeps to the last 10,000 runs and 7 days, and it deletes the relays'
+ * {@code outbox_relay_stats} older than 24 hours: one statement per sweep. On an older schema it records
+ * nothing and says so once at INFO.
  */
 public final class Sweeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
@@ -52,6 +57,7 @@ public final class Sweeper implements AutoCloseable {
     private final int maxBatches;
     private final Duration interval;
     private final GenerationRotation rotation;
+    private final SweeperRuns runs;
     private ScheduledExecutorService scheduler;
     /** Set by {@link #close()}: a long sweep under way stops after its current batch. */
     private volatile boolean closed;
@@ -64,6 +70,7 @@ public final class Sweeper implements AutoCloseable {
         this.maxBatches = builder.maxBatchesPerSweep;
         this.interval = builder.interval;
         this.rotation = new GenerationRotation(jdbi, sql, builder.publishedEventRetention);
+        this.runs = new SweeperRuns(jdbi, sql, builder.schema);
     }
 
     /**
@@ -83,32 +90,37 @@ public final class Sweeper implements AutoCloseable {
      * @throws SchemaNotMigratedException the tables are not in the configured schema
      */
     public Result sweepOnce() {
-        int leases;
-        int keys;
-        int events;
+        long started = System.nanoTime();
+        // What the sweep changed so far: leases failed, keys purged, events removed; recorded even if it fails.
+        long[] done = new long[3];
         try {
-            leases = repeat(sql.failExpiredLeases);
-            keys = repeat(sql.purgeExpiredKeys);
-            events = closed ? 0 : (int) Math.min(Integer.MAX_VALUE, rotation.rotateIfDue());
+            repeat(sql.failExpiredLeases, done, 0);
+            repeat(sql.purgeExpiredKeys, done, 1);
+            done[2] = closed ? 0 : rotation.rotateIfDue();
         } catch (RuntimeException e) {
-            throw DatabaseErrors.schemaMissing(e, schema, "Sweeper.Builder.schema");
+            RuntimeException failure = DatabaseErrors.schemaMissing(e, schema, "Sweeper.Builder.schema");
+            runs.record(Duration.ofNanos(System.nanoTime() - started), done[0], done[1], done[2], failure);
+            throw failure;
         }
+        runs.record(Duration.ofNanos(System.nanoTime() - started), done[0], done[1], done[2], null);
+        int leases = (int) Math.min(Integer.MAX_VALUE, done[0]);
+        int keys = (int) Math.min(Integer.MAX_VALUE, done[1]);
+        int events = (int) Math.min(Integer.MAX_VALUE, done[2]);
         if (leases + keys + events > 0) {
             log.info("sweep: {} expired leases failed, {} expired keys purged, {} outbox events removed", leases, keys, events);
         }
         return new Result(leases, keys, events);
     }
 
-    private int repeat(String statement) {
-        int total = 0;
+    /** Runs {@code statement} batch by batch, adding each batch's rows to {@code done[index]} as it commits. */
+    private void repeat(String statement, long[] done, int index) {
         for (int batch = 0; batch < maxBatches && !closed; batch++) {
             int changed = jdbi.withHandle(h -> h.createUpdate(statement).bind("batchSize", batchSize).execute());
-            total += changed;
+            done[index] += changed;
             if (changed < batchSize) {
                 break;
             }
         }
-        return total;
     }
 
     /** Sweeps every {@code interval} on a daemon thread of its own until {@link #close()}. */

@@ -12,7 +12,8 @@ import javax.sql.DataSource;
 /**
  * Checks, before a command starts, that the library's tables it uses are in its schema, so that a
  * schema never migrated, or a wrong {@code --schema}, is refused with the command that fixes it
- * instead of a 42P01 stack trace from the first statement.
+ * instead of a 42P01 stack trace from the first statement. V10's outbox_relay_stats and sweeper_runs are
+ * not required: without them the relay and the sweeper record no statistics and say so once at INFO.
  */
 final class RequiredTables {
     /** The relay's tables (migrations V1, V2 and V4's outbox_retries). */
