@@ -34,6 +34,8 @@ final class ConsoleHandler {
     private static final Pattern SELECTED = Pattern.compile(Pattern.quote(DeadLettersPage.SELECT) + "(\\d{1,18})");
     /** Rows a list page shows at most. */
     private static final int PAGE_ROWS = 100;
+    /** The sweeper's runs the overview lists, newest first. */
+    private static final int SWEEPS_SHOWN = 10;
     /** The POSTs that change something, refused in read-only mode (reveals are not among them). */
     private static final List<String> ACTIONS = List.of("/dead-letters/requeue-all", "/dead-letters/selected", "/keys/resolve");
 
@@ -231,7 +233,8 @@ final class ConsoleHandler {
 
     private OverviewPage.Overview overview() {
         return new OverviewPage.Overview(backlog.pendingCount(), backlog.oldestPendingAge(), stalledFor.get(), stallAfter,
-                deadLetters.count(), queries.retrying(), queries.relays(), queries.partitions(), queries.generations());
+                deadLetters.count(), queries.retrying(), queries.relays(), queries.partitions(), queries.generations(),
+                queries.hasHistory(), queries.sweeps(SWEEPS_SHOWN));
     }
 
     /** The line a redirect's query asks the list to show; only numbers are taken from it. */

@@ -7,9 +7,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import javax.sql.DataSource;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -34,12 +37,23 @@ final class ConsoleQueries {
     record Generation(String table, long bytes, long estimatedRows, boolean current) {
     }
 
-    /** One minute's events: when it began (epoch seconds), how many were written, how many of those are published. */
-    record Minute(long start, long written, long published) {
+    /**
+     * One minute of the chart: when it began (epoch seconds), how many events were written, how many the
+     * relays published (null on a schema before V10), and the commit-to-publish latency's p50, p99 and max
+     * in milliseconds (null when none was published, or before V10).
+     */
+    record Minute(long start, long written, Long published, Long p50Millis, Long p99Millis, Long maxMillis) {
+    }
+
+    /** One recorded sweep: which process, when (database clock), what it changed, and its error (null when none). */
+    record Sweep(String sweeper, Instant startedAt, Instant finishedAt, long leasesFailed, long keysPurged,
+                 long eventsPurged, String error) {
     }
 
     /** Events waiting for another attempt after a failed one, and the latest one's error (null when none). */
     record Retrying(long count, String lastError) {
+    }
+
     /** How many keys wait behind a retry, and how many of their events wait in outbox_retries. */
     record HeldBack(long keys, long events) {
     }
@@ -107,14 +121,49 @@ final class ConsoleQueries {
                 rs.getString("table_name"), rs.getLong("bytes"), rs.getLong("estimated_rows"), rs.getBoolean("current"))).list());
     }
 
+    /** The chart's minutes: written from the outbox, published and latency from V10's outbox_relay_stats when it exists. */
     List<Minute> rates() {
-        return jdbi.withHandle(h -> h.createQuery(sql.rates).map((rs, ctx) -> new Minute(rs.getLong("minute"),
-                rs.getLong("written"), rs.getLong("published"))).list());
+        return jdbi.withHandle(h -> {
+            Map<Long, Minute> published = new HashMap<>();
+            boolean history = hasHistory(h);
+            if (history) {
+                h.createQuery(sql.published).map((rs, ctx) -> new Minute(rs.getLong("minute"), 0, rs.getLong("published"),
+                        rs.getObject("p50_ms", Long.class), rs.getObject("p99_ms", Long.class), rs.getObject("max_ms", Long.class)))
+                        .forEach(m -> published.put(m.start(), m));
+            }
+            return h.createQuery(sql.rates).map((rs, ctx) -> {
+                long start = rs.getLong("minute");
+                Minute out = published.get(start);
+                return out == null ? new Minute(start, rs.getLong("written"), history ? 0L : null, null, null, null)
+                        : new Minute(start, rs.getLong("written"), out.published(), out.p50Millis(), out.p99Millis(),
+                                out.maxMillis());
+            }).list();
+        });
+    }
+
+    /** Whether the schema has V10's tables (the publish history and the sweeper's runs). */
+    boolean hasHistory() {
+        return jdbi.withHandle(this::hasHistory);
+    }
+
+    /** The last {@code limit} sweeps recorded, newest first; none on a schema before V10. */
+    List<Sweep> sweeps(int limit) {
+        return jdbi.withHandle(h -> !hasHistory(h) ? List.<Sweep>of() : h.createQuery(sql.sweeps).bind("limit", limit)
+                .map((rs, ctx) -> new Sweep(rs.getString("sweeper"), instant(rs, "started_at"), instant(rs, "finished_at"),
+                        rs.getLong("leases_failed"), rs.getLong("keys_purged"), rs.getLong("events_purged"),
+                        rs.getString("error")))
+                .list());
+    }
+
+    private boolean hasHistory(Handle h) {
+        return h.createQuery(sql.hasHistory).mapTo(Boolean.class).one();
     }
 
     Retrying retrying() {
         return jdbi.withHandle(h -> h.createQuery(sql.retrying)
                 .map((rs, ctx) -> new Retrying(rs.getLong("retrying"), rs.getString("last_error"))).one());
+    }
+
     /** Up to {@code limit} dead letters the filter keeps, oldest first. */
     List<OutboxDeadLetter> deadLetters(DeadLetterFilter filter, int limit) {
         return jdbi.withHandle(h -> filtered(h.createQuery(sql.deadLettersMatching), filter).bind("limit", limit)

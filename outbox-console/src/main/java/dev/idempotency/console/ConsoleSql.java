@@ -155,25 +155,83 @@ final class ConsoleSql {
             ORDER BY c.relname""";
 
     /**
-     * Events written in each of the last 15 minutes (by created_at, the writing transaction's clock) and
-     * how many of those the relays have published by now. Since V4 the outbox records no publish time,
-     * so this is the publish rate by the minute the events were written, not by the minute they went out.
-     * Reads the last 15 minutes' rows through outbox_event_states; created_at has no index, so each
-     * generation table is scanned: the page asks for it separately, after it has shown.
+     * The last 15 minutes of the chart, as a FROM clause of minute starts {@code m(minute)}: the current
+     * minute (partial) and the 14 before it, database clock.
+     */
+    private static final String CHART_MINUTES = """
+            generate_series(date_trunc('minute', now()) - interval '14 minutes', date_trunc('minute', now()),
+                            interval '1 minute') AS m(minute)""";
+
+    /**
+     * Events written in each of the last 15 minutes, by created_at (the writing transaction's clock).
+     * created_at has no index, so each generation table is scanned: the page asks for it separately,
+     * after it has shown.
      * Locks: none.
      */
     private static final String RATES = """
             WITH recent AS (
-                SELECT date_trunc('minute', created_at) AS minute, status
-                FROM <schema>.outbox_event_states
+                SELECT date_trunc('minute', created_at) AS minute
+                FROM <schema>.outbox_events
                 WHERE created_at >= date_trunc('minute', now()) - interval '14 minutes')
-            SELECT extract(epoch FROM m.minute)::bigint AS minute, count(r.minute) AS written,
-                   count(r.minute) FILTER (WHERE r.status = 'published') AS published
-            FROM generate_series(date_trunc('minute', now()) - interval '14 minutes', date_trunc('minute', now()),
-                                 interval '1 minute') AS m(minute)
+            SELECT extract(epoch FROM m.minute)::bigint AS minute, count(r.minute) AS written
+            FROM <chart_minutes>
             LEFT JOIN recent r ON r.minute = m.minute
             GROUP BY m.minute
             ORDER BY m.minute""";
+
+    /**
+     * Whether the schema has V10's tables, which the publish history and the sweeper's runs are read from;
+     * on an older schema the console shows neither.
+     * Locks: none (catalog lookups).
+     */
+    private static final String HAS_HISTORY = """
+            SELECT to_regclass('<schema>.outbox_relay_stats') IS NOT NULL
+                   AND to_regclass('<schema>.sweeper_runs') IS NOT NULL""";
+
+    /**
+     * Events the relays published in each of the last 15 minutes, all relays summed, and their
+     * commit-to-publish latency: the max, and p50 and p99 from the summed histograms (V10), each read as the
+     * upper bound of the bucket the percentile falls in (an overestimate of at most that bucket's width),
+     * never above the max; NULL in a minute without events. A relay's 10-second buckets go to the minute
+     * they start in.
+     * Locks: none (reads of the last 90 buckets per relay, by the primary key).
+     */
+    private static final String PUBLISHED = """
+            WITH since AS (SELECT date_trunc('minute', now()) - interval '14 minutes' AS start),
+            per_minute AS (
+                SELECT date_trunc('minute', bucket_start) AS minute, sum(published) AS published,
+                       max(latency_max_ms) AS max_ms
+                FROM <schema>.outbox_relay_stats
+                WHERE bucket_start >= (SELECT start FROM since)
+                GROUP BY 1),
+            histogram AS (
+                SELECT date_trunc('minute', s.bucket_start) AS minute, h.i, sum(h.n) AS n
+                FROM <schema>.outbox_relay_stats s, unnest(s.latency_buckets) WITH ORDINALITY AS h(n, i)
+                WHERE s.bucket_start >= (SELECT start FROM since)
+                GROUP BY 1, 2),
+            running AS (
+                SELECT minute, i, sum(n) OVER (PARTITION BY minute ORDER BY i) AS upto,
+                       sum(n) OVER (PARTITION BY minute) AS total
+                FROM histogram)
+            SELECT extract(epoch FROM m.minute)::bigint AS minute, coalesce(p.published, 0) AS published,
+                   p.max_ms,
+                   least((SELECT (<schema>.outbox_relay_latency_bounds())[min(r.i)] FROM running r
+                          WHERE r.minute = m.minute AND r.upto >= 0.5 * r.total), p.max_ms) AS p50_ms,
+                   least((SELECT (<schema>.outbox_relay_latency_bounds())[min(r.i)] FROM running r
+                          WHERE r.minute = m.minute AND r.upto >= 0.99 * r.total), p.max_ms) AS p99_ms
+            FROM <chart_minutes>
+            LEFT JOIN per_minute p ON p.minute = m.minute
+            ORDER BY m.minute""";
+
+    /**
+     * The sweeps recorded last (V10's sweeper_runs), newest first.
+     * Locks: none (a read of the newest rows by the primary key).
+     */
+    private static final String SWEEPS = """
+            SELECT sweeper, started_at, finished_at, leases_failed, keys_purged, events_purged, error
+            FROM <schema>.sweeper_runs
+            ORDER BY id DESC
+            LIMIT :limit""";
 
     /**
      * Events waiting for another attempt after a failed one, and the error of the latest to fail: with
@@ -193,6 +251,9 @@ final class ConsoleSql {
     final String deadLetterPayload;
     final String generations;
     final String rates;
+    final String hasHistory;
+    final String published;
+    final String sweeps;
     final String retrying;
     final String deadLettersMatching;
     final String countDeadLettersMatching;
@@ -209,7 +270,10 @@ final class ConsoleSql {
         this.deadLetter = DEAD_LETTER.replace("<schema>", quoted);
         this.deadLetterPayload = DEAD_LETTER_PAYLOAD.replace("<schema>", quoted);
         this.generations = GENERATIONS.replace("<schema>", quoted);
-        this.rates = RATES.replace("<schema>", quoted);
+        this.rates = RATES.replace("<chart_minutes>", CHART_MINUTES).replace("<schema>", quoted);
+        this.hasHistory = HAS_HISTORY.replace("<schema>", quoted);
+        this.published = PUBLISHED.replace("<chart_minutes>", CHART_MINUTES).replace("<schema>", quoted);
+        this.sweeps = SWEEPS.replace("<schema>", quoted);
         this.retrying = RETRYING.replace("<schema>", quoted);
         this.deadLettersMatching = DEAD_LETTERS_MATCHING.replace("<dead_filter>", DEAD_FILTER).replace("<schema>", quoted);
         this.countDeadLettersMatching = COUNT_DEAD_LETTERS_MATCHING.replace("<dead_filter>", DEAD_FILTER)

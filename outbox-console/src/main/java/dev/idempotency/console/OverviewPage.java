@@ -9,14 +9,15 @@ import java.util.List;
 
 /**
  * The console's first page: a broker outage when one is under way, backlog, stall, dead letters, the
- * events of the last minutes as a chart (drawn by console-charts.js from {@link #ratesJson}), the relays
- * and their partitions, the generation tables.
+ * events written and published of the last minutes and their commit-to-publish latency as charts (drawn
+ * by console-charts.js from {@link #ratesJson}), the relays and their partitions, the generation tables,
+ * the sweeper's last runs.
  */
 final class OverviewPage {
     /** What the page shows, read when it is asked for. */
     record Overview(long backlog, Duration oldestPendingAge, Duration stalledFor, Duration stallAfter, long deadLetters,
                     ConsoleQueries.Retrying retrying, List<ConsoleQueries.Relay> relays, ConsoleQueries.Partitions partitions,
-                    List<ConsoleQueries.Generation> generations) {
+                    List<ConsoleQueries.Generation> generations, boolean history, List<ConsoleQueries.Sweep> sweeps) {
     }
 
     private OverviewPage() {
@@ -35,10 +36,16 @@ final class OverviewPage {
                 .append(tile("dead-letters", "Dead letters", Long.toString(o.deadLetters()), o.deadLetters() > 0))
                 .append("</a></section>\n");
 
-        body.append("<h2>Events, last 15 minutes</h2>\n<div id=\"rates\" class=\"chart\" data-source=\"")
-                .append(escape(view.link("/overview/rates.json"))).append("\"></div>\n<p class=\"note\">Per second, by the minute")
-                .append(" the events were written: how many were written, and how many of those are published now (the outbox")
-                .append(" records no publish time).</p>\n");
+        String rates = escape(view.link("/overview/rates.json"));
+        body.append("<h2>Events, last 15 minutes</h2>\n<div id=\"rates\" class=\"chart\" data-source=\"").append(rates)
+                .append("\"></div>\n<p class=\"note\">Per second, by the minute: written (by the writing transaction's start),")
+                .append(" and published by the relays, all relays summed, as each records it about every 10 seconds.")
+                .append(o.history() ? "" : " Published needs migration V10, which this schema predates.").append("</p>\n");
+        body.append("<h2>Commit-to-publish latency, last 15 minutes</h2>\n<div id=\"latency\" class=\"chart\" data-source=\"")
+                .append(rates).append("\"></div>\n<p class=\"note\">From the writing transaction's start to the broker's")
+                .append(" acknowledgement, per minute: the max, and p50 and p99 read from a histogram of fixed buckets (the")
+                .append(" upper bound of the bucket the percentile falls in).")
+                .append(o.history() ? "" : " Needs migration V10, which this schema predates.").append("</p>\n");
         body.append("<h2>Relays</h2>\n<p>").append(o.partitions().total()).append(" partitions, ")
                 .append(o.partitions().unheld()).append(" held by no relay.</p>\n");
         if (o.relays().isEmpty()) {
@@ -67,8 +74,8 @@ final class OverviewPage {
                     .append(generation.estimatedRows() < 0 ? "not analyzed yet" : Long.toString(generation.estimatedRows()))
                     .append("</td><td>").append(generation.current() ? "yes" : "").append("</td></tr>\n");
         }
-        body.append("</tbody></table>\n<p class=\"note\">The sweeper's runs are not recorded in the database;"
-                + " its log has them.</p>\n");
+        body.append("</tbody></table>\n");
+        body.append(sweeps(o));
         body.append("<link rel=\"stylesheet\" href=\"").append(escape(view.link("/assets/uplot.css"))).append("\">\n")
                 .append("<script src=\"").append(escape(view.link("/assets/uplot.js"))).append("\"></script>\n")
                 .append("<script src=\"").append(escape(view.link("/assets/console-charts.js"))).append("\"></script>\n");
@@ -92,18 +99,56 @@ final class OverviewPage {
         return failures.isEmpty() ? "" : "<p class=\"notice-warn\" id=\"retrying\">" + failures.strip() + "</p>\n";
     }
 
-    /** The chart's data as uPlot takes it: minute starts (epoch seconds), then events per second written and published. */
+    /** The sweeper's last runs, newest first, from sweeper_runs (V10). */
+    private static String sweeps(Overview o) {
+        StringBuilder out = new StringBuilder("<h2>Sweeper</h2>\n");
+        if (!o.history()) {
+            return out.append("<p class=\"empty\">This schema predates migration V10: sweeps are not recorded (the"
+                    + " sweeper's log has them).</p>\n").toString();
+        }
+        if (o.sweeps().isEmpty()) {
+            return out.append("<p class=\"empty\">No sweep recorded yet.</p>\n").toString();
+        }
+        out.append("<table id=\"sweeps\"><thead><tr><th>Ended</th><th>Took</th><th>Sweeper</th><th>Leases failed</th>"
+                + "<th>Keys purged</th><th>Events purged</th><th>Error</th></tr></thead><tbody>\n");
+        for (ConsoleQueries.Sweep sweep : o.sweeps()) {
+            out.append("<tr><td>").append(ConsoleHtml.time(sweep.finishedAt())).append("</td><td>")
+                    .append(took(Duration.between(sweep.startedAt(), sweep.finishedAt()))).append("</td><td>")
+                    .append(escape(sweep.sweeper())).append("</td><td>").append(sweep.leasesFailed()).append("</td><td>")
+                    .append(sweep.keysPurged()).append("</td><td>").append(sweep.eventsPurged()).append("</td><td>")
+                    .append(sweep.error() == null ? "" : "<span class=\"bad\">" + escape(sweep.error()) + "</span>")
+                    .append("</td></tr>\n");
+        }
+        return out.append("</tbody></table>\n").toString();
+    }
+
+    /** A sweep's length: milliseconds under a second, else as other durations. */
+    private static String took(Duration duration) {
+        return duration.toMillis() < 1000 ? duration.toMillis() + " ms" : ConsoleHtml.duration(duration);
+    }
+
+    /**
+     * The charts' data as uPlot takes it: minute starts (epoch seconds), events per second written and
+     * published, and the latency's p50, p99 and max in milliseconds; null where there is no value.
+     */
     static String ratesJson(List<ConsoleQueries.Minute> minutes) {
         StringBuilder times = new StringBuilder();
         StringBuilder written = new StringBuilder();
         StringBuilder published = new StringBuilder();
+        StringBuilder p50 = new StringBuilder();
+        StringBuilder p99 = new StringBuilder();
+        StringBuilder max = new StringBuilder();
         for (ConsoleQueries.Minute minute : minutes) {
             String comma = times.length() == 0 ? "" : ",";
             times.append(comma).append(minute.start());
             written.append(comma).append(perSecond(minute.written()));
-            published.append(comma).append(perSecond(minute.published()));
+            published.append(comma).append(minute.published() == null ? "null" : perSecond(minute.published()));
+            p50.append(comma).append(minute.p50Millis());
+            p99.append(comma).append(minute.p99Millis());
+            max.append(comma).append(minute.maxMillis());
         }
-        return "{\"time\":[" + times + "],\"written\":[" + written + "],\"published\":[" + published + "]}";
+        return "{\"time\":[" + times + "],\"written\":[" + written + "],\"published\":[" + published + "],\"p50\":["
+                + p50 + "],\"p99\":[" + p99 + "],\"max\":[" + max + "]}";
     }
 
     private static String perSecond(long perMinute) {
