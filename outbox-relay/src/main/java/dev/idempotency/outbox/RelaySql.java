@@ -627,17 +627,19 @@ final class RelaySql {
             SELECT <schema>.outbox_relay_latency_bounds()""";
 
     /**
-     * Adds what this relay published since its last flush to its row of the current 10-second bucket
-     * (database clock): the count, the max latency, and the histogram element by element. One statement
-     * per flush, at most one flush per bucket, and none when nothing was published; a flush that lands in
-     * a bucket already written (a final flush at stop) adds to it.
+     * Adds what this relay published since its last flush, :countedMillis ago, to its row of the 10-second
+     * bucket (database clock) that holds the middle of that time, so that counts land about when they
+     * happened rather than up to a flush interval late: the count, the max latency, and the histogram
+     * element by element. One statement per flush (about one per bucket), none when nothing was published;
+     * a flush that lands in a bucket already written (the final one at stop) adds to it.
      * Locks: this instance's own row of the current bucket, which no other relay writes; the sweeper
      * deletes only buckets 24 hours old.
      */
     private static final String RECORD_STATS = """
             INSERT INTO <schema>.outbox_relay_stats AS s
                 (bucket_start, instance_id, published, latency_max_ms, latency_buckets)
-            VALUES (<schema>.outbox_relay_stats_bucket(now()), :instance, :published, :maxMillis, :buckets)
+            VALUES (<schema>.outbox_relay_stats_bucket(now() - :countedMillis / 2 * interval '1 millisecond'),
+                    :instance, :published, :maxMillis, :buckets)
             ON CONFLICT (bucket_start, instance_id) DO UPDATE
             SET published = s.published + excluded.published,
                 latency_max_ms = greatest(s.latency_max_ms, excluded.latency_max_ms),

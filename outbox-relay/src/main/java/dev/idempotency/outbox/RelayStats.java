@@ -84,11 +84,14 @@ final class RelayStats {
         long events;
         long max;
         long[] histogram;
+        long countedMillis;
         synchronized (this) {
             if (bounds == null) {
                 return;
             }
-            lastFlushNanos = System.nanoTime();
+            long now = System.nanoTime();
+            countedMillis = (now - lastFlushNanos) / 1_000_000;
+            lastFlushNanos = now;
             if (published == 0) {
                 return;
             }
@@ -100,7 +103,8 @@ final class RelayStats {
             counts = new long[histogram.length];
         }
         try {
-            jdbi.useHandle(h -> h.createUpdate(sql.recordStats).bind("instance", instanceId).bind("published", events)
+            jdbi.useHandle(h -> h.createUpdate(sql.recordStats).bind("instance", instanceId)
+                    .bind("countedMillis", countedMillis).bind("published", events)
                     .bind("maxMillis", max).bindArray("buckets", Long.class, Arrays.stream(histogram).boxed().toArray())
                     .execute());
         } catch (RuntimeException e) {
