@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
@@ -124,7 +126,6 @@ class ConsoleBrowserTest {
                 assertEquals("1", browser.findElement(By.cssSelector("#dead-letters .value")).getText());
                 assertTrue(browser.findElement(By.id("relays")).getText().contains("relay-console-1"),
                         browser.findElement(By.id("relays")).getText());
-                screenshot();
 
                 browser.findElement(By.linkText("Dead letters")).click();
                 String row = browser.findElement(By.id("dead-letters")).getText();
@@ -308,6 +309,70 @@ class ConsoleBrowserTest {
         }
     }
 
+    @Test
+    void theOverviewChartsWhatARunningRelayPublishedAndItsLatencyAndListsItsSweepersRuns() throws Exception {
+        try (TestSchema schema = TestDatabase.get().newSchema("console_history", 3)) {
+            StringBuffer output = new StringBuffer();
+            Process relay = start(schema, output, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms",
+                    "--renewal-interval", "1s", "--sweep-interval", "2s", "--console", "--instance-id", "relay-history-1");
+            CompletableFuture<Void> writer = null;
+            try {
+                String console = awaitConsoleUrl(relay, output);
+                Jdbi jdbi = Jdbi.create(schema.dataSource());
+                // A steady stream of events until the relay's statistics span two minutes, so both charts draw lines.
+                AtomicBoolean writing = new AtomicBoolean(true);
+                writer = CompletableFuture.runAsync(() -> {
+                    while (writing.get()) {
+                        jdbi.useHandle(h -> h.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                                + " SELECT 'shop-' || n % 3, 'orders', 'order-' || n, '{}'"
+                                + " FROM generate_series(1, 5 + (random() * 20)::int) n"));
+                        try {
+                            Thread.sleep(200);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                });
+                await("the relay recorded what it published in two minutes, and the sweeper its runs", Duration.ofSeconds(100),
+                        () -> jdbi.withHandle(h -> h.createQuery("SELECT (SELECT count(DISTINCT date_trunc('minute', bucket_start))"
+                                + " FROM outbox_relay_stats WHERE instance_id = 'relay-history-1') >= 2"
+                                + " AND EXISTS (SELECT 1 FROM sweeper_runs)").mapTo(Boolean.class).one()));
+                writing.set(false);
+                writer.get(10, TimeUnit.SECONDS);
+
+                browser.get(console);
+                WebElement rates = awaitElement(By.cssSelector("#rates[data-rendered='true'] canvas"));
+                WebElement latency = awaitElement(By.cssSelector("#latency[data-rendered='true'] canvas"));
+
+                assertTrue(rates.getSize().getWidth() > 300 && latency.getSize().getWidth() > 300,
+                        "drawn charts, not empty boxes: " + rates.getSize() + ", " + latency.getSize());
+                assertTrue(browser.findElement(By.id("rates")).getText().contains("published /s"), "the legend");
+                assertTrue(browser.findElement(By.id("latency")).getText().contains("p99 ms"), "the legend");
+                String sweeps = browser.findElement(By.id("sweeps")).getText();
+                assertTrue(sweeps.contains("Keys purged") && sweeps.contains("@"), "a sweep with its process: " + sweeps);
+                // Tall enough for both charts in the README's picture.
+                Dimension window = browser.manage().window().getSize();
+                browser.manage().window().setSize(new Dimension(1280, 1180));
+                try {
+                    screenshot();
+                } finally {
+                    browser.manage().window().setSize(window);
+                }
+            } finally {
+                if (writer != null) {
+                    writer.cancel(true);
+                }
+                stop(relay);
+            }
+            Jdbi jdbi = Jdbi.create(schema.dataSource());
+            long published = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_event_states"
+                    + " WHERE status = 'published'").mapTo(Long.class).one());
+            long counted = jdbi.withHandle(h -> h.createQuery("SELECT sum(published) FROM outbox_relay_stats")
+                    .mapTo(Long.class).one());
+            assertEquals(published, counted, "after a graceful stop, every event published is counted once");
+        }
+    }
+
     private static WebElement awaitElement(By selector) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (System.nanoTime() < deadline) {
@@ -361,7 +426,12 @@ class ConsoleBrowserTest {
 
     /** Waits up to 30 s for {@code condition}, checking it every 50 ms. */
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        await(what, Duration.ofSeconds(30), condition);
+    }
+
+    /** Waits up to {@code timeout} for {@code condition}, checking it every 50 ms. */
+    private static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting until " + what);
