@@ -6,8 +6,9 @@
 --  * outbox_relay_stats: per relay instance and 10-second bucket of the database's clock, how many events
 --    the relay published and how long they took from the writing transaction's start to the broker's
 --    acknowledgement (a max, and a histogram of fixed buckets that sums correctly across relays). A relay
---    counts in memory and writes one upsert per bucket at most (about every 10 s, not per event or batch),
---    and only when it published something; the sweeper deletes buckets older than 24 hours.
+--    counts in memory and writes one upsert about every 10 s (never per event or batch), into the bucket
+--    that holds the middle of the time it counted, and only when it published something; the sweeper
+--    deletes buckets older than 24 hours.
 --  * sweeper_runs: one row per sweep, written by the sweeper at its end; each sweep also deletes runs
 --    beyond the last 10,000 and those older than 7 days.
 -- Neither is read by the relays or the executor: relays and sweepers of this version run on a schema

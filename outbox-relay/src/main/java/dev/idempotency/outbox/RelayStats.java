@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  */
 final class RelayStats {
     private static final Logger log = LoggerFactory.getLogger(RelayStats.class);
-    /** The bucket width of V10's outbox_relay_stats_bucket: at most one flush per bucket. */
+    /** The bucket width of V10's outbox_relay_stats_bucket: about one flush per bucket. */
     static final Duration FLUSH_INTERVAL = Duration.ofSeconds(10);
 
     private final Jdbi jdbi;
@@ -43,8 +43,16 @@ final class RelayStats {
                     instanceId, schema);
             return;
         }
-        Long[] read = jdbi.withHandle(h -> h.createQuery(sql.latencyBounds).mapTo(Long[].class).one());
-        long[] loaded = Arrays.stream(read).mapToLong(Long::longValue).toArray();
+        long[] loaded;
+        try {
+            Long[] read = jdbi.withHandle(h -> h.createQuery(sql.latencyBounds).mapTo(Long[].class).one());
+            loaded = Arrays.stream(read).mapToLong(Long::longValue).toArray();
+        } catch (RuntimeException e) {
+            // Statistics are for the console: a relay that cannot keep them still publishes.
+            log.warn("relay {} could not read the latency buckets of migration V10 and records no publish statistics: {}",
+                    instanceId, RedactedErrors.describe(e));
+            return;
+        }
         synchronized (this) {
             counts = new long[loaded.length + 1];
             lastFlushNanos = System.nanoTime();
