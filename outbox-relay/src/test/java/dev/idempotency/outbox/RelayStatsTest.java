@@ -39,8 +39,8 @@ class RelayStatsTest {
                     "one element per bound and one past them");
             assertTrue(outbox.number("SELECT max(latency_max_ms) FROM outbox_relay_stats") >= 2000,
                     "the events written 2 s earlier are the max");
-            assertTrue(outbox.number("SELECT sum(latency_buckets[8] + latency_buckets[9]) FROM outbox_relay_stats") >= 10,
-                    "those 10 events fall between 1 and 5 s");
+            assertTrue(outbox.number("SELECT sum(n) FROM outbox_relay_stats, unnest(latency_buckets) WITH ORDINALITY AS h(n, i)"
+                    + " WHERE i > 8") >= 10, "those 10 events are in the buckets above 1 s");
             assertEquals(0, outbox.number("SELECT count(*) FROM outbox_relay_stats"
                     + " WHERE bucket_start <> outbox_relay_stats_bucket(bucket_start)"), "buckets start at 10 s marks");
         }
