@@ -187,6 +187,8 @@ public final class PublicApi {
         }
         if (type.isInterface()) {
             modifiers &= ~(Modifier.ABSTRACT | Modifier.STATIC); // implicit
+        } else if (type.isEnum() || type.isRecord()) {
+            modifiers &= ~(Modifier.FINAL | Modifier.STATIC); // implicit (an enum is final unless a constant has a body)
         }
         StringBuilder header = new StringBuilder(Modifier.toString(modifiers));
         if (type.isSealed()) {
@@ -197,7 +199,7 @@ public final class PublicApi {
         if (superclass != null && superclass != Object.class && superclass != Record.class && !type.isEnum()) {
             header.append(" extends ").append(superclass.getTypeName());
         }
-        Type[] interfaces = type.getGenericInterfaces();
+        Type[] interfaces = type.isAnnotation() ? new Type[0] : type.getGenericInterfaces();
         if (interfaces.length > 0) {
             header.append(type.isInterface() ? " extends " : " implements ").append(typeNames(interfaces));
         }
