@@ -9,7 +9,7 @@ import java.util.Objects;
  * replayed}, to every later caller. The callback's business writes and outbox events are rolled
  * back; the key keeps the failure. Throw any other exception for failures a retry may fix.
  */
-public class BusinessFailure extends RuntimeException {
+public class BusinessFailure extends IdempotencyException {
     /** Upper bound on {@link #code()} so a stored failure stays small. */
     public static final int MAX_CODE_LENGTH = 100;
 

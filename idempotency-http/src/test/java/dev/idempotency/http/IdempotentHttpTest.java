@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.zaxxer.hikari.HikariConfig;
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.InvalidIdempotencyKeyException;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.jdbc.PostgresTransaction;
 import java.nio.charset.StandardCharsets;
@@ -406,8 +407,9 @@ class IdempotentHttpTest {
 
     @Test
     void aMalformedTenantIsTheApplicationsErrorNotA400() {
-        assertThrows(IllegalArgumentException.class,
+        InvalidIdempotencyKeyException refused = assertThrows(InvalidIdempotencyKeyException.class,
                 () -> http.handle(post(newKey(), "{}").build(), " ", tx -> createPayment(tx, runs, 1)));
+        assertEquals("tenant", refused.field());
         assertEquals(0, runs.get());
     }
 

@@ -1,6 +1,8 @@
 package dev.idempotency.jdbc;
 
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.IdempotencyException;
+import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
 import dev.idempotency.core.consumer.Delivery;
@@ -178,7 +180,7 @@ public final class IdempotentBatchConsumer {
                 String messageTenant = tenant.apply(message);
                 String id = messageId.apply(message);
                 batch.add(i, messageTenant, id, ConsumerKeys.messageKey(name, id, messageTenant));
-            } catch (IllegalArgumentException e) {
+            } catch (InvalidIdempotencyKeyException | IllegalArgumentException e) {
                 batch.decide(i, Delivery.failed(Delivery.Outcome.INVALID, e));
             }
         }
@@ -491,7 +493,7 @@ public final class IdempotentBatchConsumer {
     }
 
     /** A handler ended the batch's transaction itself: a bug in the handler, reported to the caller. */
-    private static final class TransactionEndedByHandlerException extends IllegalStateException {
+    private static final class TransactionEndedByHandlerException extends IdempotencyException {
         TransactionEndedByHandlerException(String message) {
             super(message);
         }
