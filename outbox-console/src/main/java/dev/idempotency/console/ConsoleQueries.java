@@ -40,6 +40,8 @@ final class ConsoleQueries {
 
     /** Events waiting for another attempt after a failed one, and the latest one's error (null when none). */
     record Retrying(long count, String lastError) {
+    }
+
     /** How many keys wait behind a retry, and how many of their events wait in outbox_retries. */
     record HeldBack(long keys, long events) {
     }
@@ -115,6 +117,8 @@ final class ConsoleQueries {
     Retrying retrying() {
         return jdbi.withHandle(h -> h.createQuery(sql.retrying)
                 .map((rs, ctx) -> new Retrying(rs.getLong("retrying"), rs.getString("last_error"))).one());
+    }
+
     /** Up to {@code limit} dead letters the filter keeps, oldest first. */
     List<OutboxDeadLetter> deadLetters(DeadLetterFilter filter, int limit) {
         return jdbi.withHandle(h -> filtered(h.createQuery(sql.deadLettersMatching), filter).bind("limit", limit)
