@@ -1,7 +1,6 @@
 package dev.idempotency.jdbc;
 
 import dev.idempotency.core.BusinessFailure;
-import dev.idempotency.core.IdempotencyException;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
@@ -493,7 +492,7 @@ public final class IdempotentBatchConsumer {
     }
 
     /** A handler ended the batch's transaction itself: a bug in the handler, reported to the caller. */
-    private static final class TransactionEndedByHandlerException extends IdempotencyException {
+    private static final class TransactionEndedByHandlerException extends IllegalStateException {
         TransactionEndedByHandlerException(String message) {
             super(message);
         }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.BusinessFailure;
-import dev.idempotency.core.IdempotencyException;
 import dev.idempotency.core.consumer.Delivery;
 import dev.idempotency.core.consumer.IdempotentConsumer;
 import java.time.Duration;
@@ -331,7 +330,7 @@ class IdempotentBatchConsumerTest {
         List<Message> batch = messages(prefix, 5);
         IdempotentBatchConsumer consumer = consumer("committing", 5);
 
-        IdempotencyException refused = assertThrows(IdempotencyException.class, () -> consume(consumer, batch,
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> consume(consumer, batch,
                 (tx, message) -> {
                     ship(tx, message);
                     if (message.id().equals(batch.get(2).id())) {
