@@ -17,6 +17,7 @@ import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.jdbc.PostgresTransaction;
+import dev.idempotency.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
@@ -214,7 +215,7 @@ class IdempotentHttpTest {
         assertTrue(firstInside.await(10, TimeUnit.SECONDS));
         Future<HttpResult> duplicate = threads.submit(() -> http.handle(post(key, "{\"amount\":5}").build(), TENANT,
                 tx -> createPayment(tx, runs, 5)));
-        Thread.sleep(300); // the duplicate is now blocked on the first's uncommitted key row
+        awaitDuplicateWaiting();
         assertFalse(duplicate.isDone(), "the duplicate waits while the first runs");
         release.countDown();
 
@@ -475,7 +476,7 @@ class IdempotentHttpTest {
         assertTrue(firstInside.await(10, TimeUnit.SECONDS));
         Future<HttpResult> duplicate = threads.submit(() -> http.handle(post(key, "{\"amount\":5}").build(), TENANT,
                 tx -> createPayment(tx, runs, 5)));
-        Thread.sleep(300);
+        awaitDuplicateWaiting();
         release.countDown();
 
         assertEquals(HttpResult.Kind.NOT_STORED, first.get(10, TimeUnit.SECONDS).kind());
@@ -499,5 +500,10 @@ class IdempotentHttpTest {
         assertTrue(again.replayed());
         assertEquals("card_declined", again.code());
         assertEquals(1, runs.get());
+    }
+
+    /** Until a duplicate waits for the first call of its key, in this process (the executor's InFlightCalls). */
+    private static void awaitDuplicateWaiting() {
+        Await.threadsWaitingIn("dev.idempotency.jdbc.InFlightCalls$Duplicate", "awaitFirst", 1);
     }
 }
