@@ -343,7 +343,8 @@ class IdempotentHttpTest {
         String key = newKey();
         HttpResult rejected = http.handle(post(key, "{}").build(), TENANT, tx -> {
             createPayment(tx, runs, 1);
-            return HttpResponseData.builder(400).contentType("application/json").body("{\"error\":\"amount\"}".getBytes(StandardCharsets.UTF_8)).build();
+            return HttpResponseData.builder(400).contentType("application/json")
+                    .body("{\"error\":\"amount\"}".getBytes(StandardCharsets.UTF_8)).build();
         });
         assertEquals(HttpResult.Kind.NOT_STORED, rejected.kind());
         assertEquals(400, rejected.status());
@@ -389,7 +390,8 @@ class IdempotentHttpTest {
         assertEquals(0, db.keyRows(key, TENANT));
 
         String other = newKey();
-        HttpResult atLimit = small.handle(post(other, "{}").build(), TENANT, tx -> HttpResponseData.builder(200).body(new byte[10]).build());
+        HttpResult atLimit = small.handle(post(other, "{}").build(), TENANT,
+                tx -> HttpResponseData.builder(200).body(new byte[10]).build());
         assertEquals(HttpResult.Kind.FIRST_RUN, atLimit.kind());
         assertEquals(1, db.keyRows(other, TENANT));
     }
@@ -457,7 +459,8 @@ class IdempotentHttpTest {
         HttpResult missing = http.handleRequiringKey(HttpRequestData.builder("PUT", "/payments/1").build(), TENANT,
                 tx -> createPayment(tx, runs, 1));
         assertEquals(400, missing.status());
-        HttpResult first = http.handleRequiringKey(HttpRequestData.builder("PUT", "/payments/1").keyFieldLines(List.of("\"" + key + "\"")).build(),
+        HttpResult first = http.handleRequiringKey(
+                HttpRequestData.builder("PUT", "/payments/1").keyFieldLines(List.of("\"" + key + "\"")).build(),
                 TENANT, tx -> createPayment(tx, runs, 1));
         assertEquals(HttpResult.Kind.FIRST_RUN, first.kind());
     }

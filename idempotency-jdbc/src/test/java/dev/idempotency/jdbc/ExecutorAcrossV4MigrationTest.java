@@ -41,7 +41,8 @@ class ExecutorAcrossV4MigrationTest {
         CompletableFuture<Outcome<String>> waiting;
         try (Handle openWriter = jdbi.open()) {
             openWriter.begin();
-            openWriter.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) VALUES ('t1', 'payments', 'open', '{}')");
+            openWriter.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) "
+                    + "VALUES ('t1', 'payments', 'open', '{}')");
             migration = CompletableFuture.runAsync(() -> IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "4"));
             LockWaits.awaitTable(schema.dataSource(), schema.name() + ".outbox_events", 1);
             waiting = CompletableFuture.supplyAsync(() -> writeEvent(executor, "during"));

@@ -163,12 +163,14 @@ class LeaseModeTest {
         AtomicInteger externalCalls = new AtomicInteger();
         executor.runWithLease(
                 LeaseRequest.builder(key, "t1")
-                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 100")).resultType(Charge.class).build(),
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 100"))
+                        .resultType(Charge.class).build(),
                 lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("ch", 100));
 
         assertThrows(KeyReusedException.class, () -> executor.runWithLease(
                 LeaseRequest.builder(key, "t1")
-                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 999")).resultType(Charge.class).build(),
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 999"))
+                        .resultType(Charge.class).build(),
                 lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("x", 999)));
 
         assertEquals(1, externalCalls.get());

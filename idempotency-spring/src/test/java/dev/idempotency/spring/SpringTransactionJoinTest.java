@@ -365,7 +365,8 @@ class SpringTransactionJoinTest {
         AtomicBoolean ran = new AtomicBoolean();
 
         IllegalStateException refused = assertThrows(IllegalStateException.class, () -> transactions.executeWithoutResult(
-                status -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                status -> executor.runWithLease(
+                        LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                         leased -> ran.getAndSet(true), (tx, external) -> "done")));
 
         assertTrue(refused.getMessage().contains("Call it outside the transaction"), refused.getMessage());

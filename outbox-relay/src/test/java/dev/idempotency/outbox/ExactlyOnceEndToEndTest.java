@@ -19,7 +19,6 @@ import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

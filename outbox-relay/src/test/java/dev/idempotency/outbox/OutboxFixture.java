@@ -155,7 +155,10 @@ final class OutboxFixture implements BeforeAllCallback, AfterAllCallback, Before
         return string("SELECT last_error FROM outbox_event_states WHERE id = " + id);
     }
 
-    /** How many events of view outbox_event_states (id, message_id, tenant_id, topic, partition_key, created_at, status, attempts, last_error) match. */
+    /**
+     * How many events of view outbox_event_states (id, message_id, tenant_id, topic, partition_key, created_at, status,
+     * attempts, last_error) match.
+     */
     long count(String where) {
         return number("SELECT count(*) FROM outbox_event_states WHERE " + where);
     }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static dev.idempotency.spring.boot.Eventually.await;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotentExecutor;
