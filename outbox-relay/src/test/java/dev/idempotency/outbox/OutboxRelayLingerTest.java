@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,10 +81,10 @@ class OutboxRelayLingerTest {
         try (HikariDataSource pool = outbox.newPool(3)) {
             OutboxRelay relay = OutboxRelay.builder(pool, new RecordingPublisher("a", log)).config(config).build();
             relay.start();
-            OutboxFixture.await("partitions held", Duration.ofSeconds(20), () -> relay.heldPartitions().size() == 8);
+            Await.until("partitions held", Duration.ofSeconds(20), () -> relay.heldPartitions().size() == 8);
             long id = outbox.insert("t", "orders", "k", "{}");
             relay.wakeUp();
-            OutboxFixture.await("published", Duration.ofSeconds(10), () -> log.publicationCount(id) == 1);
+            Await.until("published", Duration.ofSeconds(10), () -> log.publicationCount(id) == 1);
 
             long stopping = System.nanoTime();
             relay.stop();
@@ -99,12 +100,12 @@ class OutboxRelayLingerTest {
         try (HikariDataSource pool = outbox.newPool(3);
              OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(config).build()) {
             relay.start();
-            OutboxFixture.await("partitions held", Duration.ofSeconds(20), () -> relay.heldPartitions().size() == 8);
+            Await.until("partitions held", Duration.ofSeconds(20), () -> relay.heldPartitions().size() == 8);
             long end = System.nanoTime() + STREAM.toNanos();
             for (int i = 0; System.nanoTime() < end; i++) {
                 ids.add(outbox.insert("t", "orders", "key-" + i, "{}"));
                 relay.wakeUp();
-                Thread.sleep(5);
+                Thread.sleep(5); // time itself: a stream of commits over STREAM
             }
             outbox.awaitStatus(ids, "published", Duration.ofSeconds(20));
         }

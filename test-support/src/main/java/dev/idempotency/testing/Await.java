@@ -3,6 +3,7 @@ package dev.idempotency.testing;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.Predicate;
 
 /**
  * The tests' one way to wait for what another thread, process or transaction does soon: poll a
@@ -56,15 +57,28 @@ public final class Await {
      * Returns once at least {@code atLeast} live threads are parked (waiting, with or without a timeout)
      * inside method {@code method} of class {@code className} (binary name, e.g. {@code a.B$C}): the probe for
      * a wait inside this JVM, which leaves no trace in the database; fails after {@link #DEFAULT_TIMEOUT}.
+     * Test classes run two at a time, so a thread of another class may count: where that matters, name the
+     * thread with {@link #threadWaitingIn(String, String, String)}.
      */
     public static void threadsWaitingIn(String className, String method, int atLeast) {
         until(atLeast + " threads waiting in " + className + "." + method,
-                () -> Thread.getAllStackTraces().entrySet().stream()
-                        .filter(thread -> thread.getKey().getState() == Thread.State.WAITING
-                                || thread.getKey().getState() == Thread.State.TIMED_WAITING)
-                        .filter(thread -> Arrays.stream(thread.getValue()).anyMatch(
-                                frame -> frame.getClassName().equals(className) && frame.getMethodName().equals(method)))
-                        .count() >= atLeast);
+                () -> waitingIn(thread -> true, className, method) >= atLeast);
+    }
+
+    /** Returns once the live thread named {@code threadName} is parked inside {@code className.method}. */
+    public static void threadWaitingIn(String threadName, String className, String method) {
+        until("thread " + threadName + " waiting in " + className + "." + method,
+                () -> waitingIn(thread -> thread.getName().equals(threadName), className, method) > 0);
+    }
+
+    private static long waitingIn(Predicate<Thread> which, String className, String method) {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(thread -> which.test(thread.getKey()))
+                .filter(thread -> thread.getKey().getState() == Thread.State.WAITING
+                        || thread.getKey().getState() == Thread.State.TIMED_WAITING)
+                .filter(thread -> Arrays.stream(thread.getValue()).anyMatch(
+                        frame -> frame.getClassName().equals(className) && frame.getMethodName().equals(method)))
+                .count();
     }
 
     private static boolean holds(String what, Condition condition) {

@@ -1,5 +1,6 @@
 package dev.idempotency.outbox.publisher.kafka;
 
+import dev.idempotency.testing.Await;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -97,14 +98,8 @@ final class KafkaTestBroker implements AutoCloseable {
         try (Admin admin = admin()) {
             admin.createAcls(List.of(deny)).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             // The broker applies committed ACLs asynchronously; it lists them once it enforces them.
-            long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
-            while (!admin.describeAcls(deny.toFilter()).values().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-                    .contains(deny)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("the broker did not list the ACL " + deny + " in " + ADMIN_TIMEOUT);
-                }
-                Thread.sleep(50);
-            }
+            Await.until("the broker listing the ACL " + deny, ADMIN_TIMEOUT, () -> admin.describeAcls(deny.toFilter()).values()
+                    .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).contains(deny));
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("could not deny writes to " + topic + ": " + e, e);
         } catch (InterruptedException e) {
