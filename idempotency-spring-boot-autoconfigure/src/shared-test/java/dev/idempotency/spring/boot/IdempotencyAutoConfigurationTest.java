@@ -2,7 +2,6 @@ package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static dev.idempotency.spring.boot.Eventually.await;
 
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
@@ -12,6 +11,7 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.spring.boot.actuate.IdempotencyHealthAutoConfiguration;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.MigratedSchema;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -190,13 +190,14 @@ class IdempotencyAutoConfigurationTest {
                         return "ok";
                     });
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
-                    await(() -> registry.get("outbox.events.published").counter().count() == 1.0);
+                    Await.until("the published counter at 1", () -> registry.get("outbox.events.published").counter().count() == 1.0);
                     // Woken by the commit, not by its 5 s idle poll.
                     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
                     // The relay writes a keeping-up position at most once per positionWriteInterval (100 ms by
                     // default), so the database says "published" shortly after the meter does.
-                    await(() -> count("SELECT count(*) FROM " + db.name() + ".outbox_event_states WHERE status = 'published'") == 1);
-                    await(() -> registry.find("outbox.backlog.events").gauge() != null);
+                    Await.until("the event published",
+                            () -> count("SELECT count(*) FROM " + db.name() + ".outbox_event_states WHERE status = 'published'") == 1);
+                    Await.until("the backlog gauge registered", () -> registry.find("outbox.backlog.events").gauge() != null);
                     // Its details over HTTP: RelayOverHttpTest.
                     assertThat(context).hasBean("outboxRelayHealthIndicator");
                 });
