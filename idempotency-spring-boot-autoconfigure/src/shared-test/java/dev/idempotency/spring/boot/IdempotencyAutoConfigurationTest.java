@@ -222,7 +222,7 @@ class IdempotencyAutoConfigurationTest {
                         tx.outbox().publish("payments", "p1", Map.of("amount", 5));
                         return "ok";
                     });
-                    await(() -> publisher.topics.equals(List.of("payments")));
+                    Await.until("the event at the custom publisher", () -> publisher.topics.equals(List.of("payments")));
                 });
     }
 
