@@ -34,7 +34,8 @@ public final class Await {
      * Returns once {@code condition} holds, polling every 20 ms.
      *
      * @throws AssertionError naming {@code what} when it does not hold within {@code timeout}, when the
-     *         condition throws, or when the waiting thread is interrupted (its flag is kept)
+     *         condition throws a checked exception (an unchecked one passes as it is), or when the waiting
+     *         thread is interrupted (its flag is kept)
      */
     public static void until(String what, Duration timeout, Condition condition) {
         Objects.requireNonNull(what, "what");
