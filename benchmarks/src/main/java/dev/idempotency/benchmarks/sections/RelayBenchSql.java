@@ -16,8 +16,7 @@ final class RelayBenchSql {
 
     /**
      * A backlog of :events pending events in one statement, spread round-robin over :keys partition keys.
-     * Fits both outbox shapes: from V4 the generation and txid defaults fill themselves (one transaction,
-     * so one txid for the whole backlog); up to V3 the status defaults to pending.
+     * The generation and txid defaults fill themselves (one transaction, so one txid for the whole backlog).
      */
     static final String FILL_OUTBOX = """
             INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
