@@ -1,4 +1,4 @@
-package dev.idempotency.outbox.publisher.kafka;
+package dev.idempotency.testing;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -39,13 +39,16 @@ import org.testcontainers.DockerClientFactory;
 import org.testcontainers.kafka.KafkaContainer;
 
 /**
- * A real single-node Kafka (KRaft, broker and controller in one) for one test class: an
+ * A real single-node Kafka (KRaft, broker and controller in one) for one test class (or one benchmark
+ * run): an
  * {@code apache/kafka} container where Docker works, otherwise a broker inside this JVM built from
  * Kafka's own server classes, on 127.0.0.1 with a temporary log directory. Topics are never created
  * automatically, so a test decides partitions and settings with {@link #createTopic}. ACLs are
- * enforced but allow everything until a test denies something with {@link #denyWrites}.
+ * enforced but allow everything until a test denies something with {@link #denyWrites}. Needs
+ * {@code org.apache.kafka:kafka_2.13} and {@code org.testcontainers:testcontainers-kafka} on the class
+ * path, which this module declares optional: a user of it adds them.
  */
-final class KafkaTestBroker implements AutoCloseable {
+public final class KafkaTestBroker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(KafkaTestBroker.class);
     /** Same release as the kafka-clients the publisher is built against. */
     private static final String IMAGE = "apache/kafka:4.4.0";
@@ -63,19 +66,19 @@ final class KafkaTestBroker implements AutoCloseable {
     }
 
     /** Starts a broker: in a container if Docker works, else in this JVM. Waits until it serves requests. */
-    static KafkaTestBroker start() {
+    public static KafkaTestBroker start() {
         KafkaTestBroker broker = dockerWorks() ? startContainer() : startInProcess();
         broker.awaitReady();
         return broker;
     }
 
     /** host:port of the broker's plaintext listener. */
-    String bootstrapServers() {
+    public String bootstrapServers() {
         return bootstrapServers;
     }
 
     /** Creates a topic with replication factor 1, the given partition count and topic-level settings. */
-    void createTopic(String name, int partitions, Map<String, String> configs) {
+    public void createTopic(String name, int partitions, Map<String, String> configs) {
         try (Admin admin = admin()) {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
                     .all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -91,7 +94,7 @@ final class KafkaTestBroker implements AutoCloseable {
      * Denies every client of this broker (all connect as {@code User:ANONYMOUS}) writes to {@code topic},
      * and returns once the broker enforces it.
      */
-    void denyWrites(String topic) {
+    public void denyWrites(String topic) {
         AclBinding deny = new AclBinding(new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
                 new AccessControlEntry("User:ANONYMOUS", "*", AclOperation.WRITE, AclPermissionType.DENY));
         try (Admin admin = admin()) {
@@ -243,7 +246,7 @@ final class KafkaTestBroker implements AutoCloseable {
     }
 
     /** A port that was free a moment ago; the broker binds it right after, on this machine only. */
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         } catch (IOException e) {
