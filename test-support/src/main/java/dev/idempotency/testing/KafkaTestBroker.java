@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -23,11 +24,14 @@ import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -77,16 +81,50 @@ public final class KafkaTestBroker implements AutoCloseable {
         return bootstrapServers;
     }
 
-    /** Creates a topic with replication factor 1, the given partition count and topic-level settings. */
+    /**
+     * Creates a topic with replication factor 1, the given partition count and topic-level settings, and
+     * returns once the broker leads every partition: a producer sending at once then finds them all (before
+     * that, an idempotent producer's first batch to a partition could be retried after its later ones were
+     * written, and fail as out of order).
+     */
     public void createTopic(String name, int partitions, Map<String, String> configs) {
         try (Admin admin = admin()) {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
                     .all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
+            while (!allLed(admin, name, partitions)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the broker did not lead every partition of " + name + " within "
+                            + ADMIN_TIMEOUT);
+                }
+                Thread.sleep(50);
+            }
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("could not create topic " + name + ": " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted creating topic " + name, e);
+        }
+    }
+
+    /**
+     * Whether every partition of {@code topic} answers a leader-only request (ListOffsets): the broker's
+     * metadata names a leader a moment before the broker acts as one.
+     */
+    private static boolean allLed(Admin admin, String topic, int partitions)
+            throws ExecutionException, TimeoutException, InterruptedException {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int partition = 0; partition < partitions; partition++) {
+            latest.put(new TopicPartition(topic, partition), OffsetSpec.latest());
+        }
+        try {
+            admin.listOffsets(latest).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RetriableException) {
+                return false; // created, not yet led everywhere
+            }
+            throw e;
         }
     }
 
