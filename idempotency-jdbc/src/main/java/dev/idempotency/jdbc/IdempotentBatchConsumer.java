@@ -1,6 +1,7 @@
 package dev.idempotency.jdbc;
 
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
 import dev.idempotency.core.consumer.Delivery;
@@ -178,7 +179,7 @@ public final class IdempotentBatchConsumer {
                 String messageTenant = tenant.apply(message);
                 String id = messageId.apply(message);
                 batch.add(i, messageTenant, id, ConsumerKeys.messageKey(name, id, messageTenant));
-            } catch (IllegalArgumentException e) {
+            } catch (InvalidIdempotencyKeyException | IllegalArgumentException e) {
                 batch.decide(i, Delivery.failed(Delivery.Outcome.INVALID, e));
             }
         }

@@ -16,10 +16,10 @@ import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -157,17 +157,9 @@ class ExactlyOnceEndToEndTest {
         }
     }
 
-    private static void awaitAllAcked(Set<String> acked, Map<String, AtomicInteger> deliveries, AtomicInteger injected)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            long total = deliveries.values().stream().mapToInt(AtomicInteger::get).sum();
-            if (acked.size() == ORDERS && total >= ORDERS + injected.get()) {
-                return;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("only " + acked.size() + " of " + ORDERS + " orders were acknowledged");
+    private static void awaitAllAcked(Set<String> acked, Map<String, AtomicInteger> deliveries, AtomicInteger injected) {
+        Await.until("every one of " + ORDERS + " orders acknowledged", Duration.ofSeconds(90), () -> acked.size() == ORDERS
+                && deliveries.values().stream().mapToInt(AtomicInteger::get).sum() >= ORDERS + injected.get());
     }
 
     private static void republish(Channel channel, String queue, Delivery delivery) throws java.io.IOException {

@@ -22,6 +22,7 @@ import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
@@ -103,7 +104,7 @@ class MessageIdAcrossOutboxesTest {
                      OutboxRelay relayB = relay(b, toB)) {
                     relayA.start();
                     relayB.start();
-                    OutboxFixture.await("both outboxes published", Duration.ofSeconds(60),
+                    Await.until("both outboxes published", Duration.ofSeconds(60),
                             () -> a.count("status = 'published'") == EVENTS_PER_OUTBOX
                                     && b.count("status = 'published'") == EVENTS_PER_OUTBOX);
                 }

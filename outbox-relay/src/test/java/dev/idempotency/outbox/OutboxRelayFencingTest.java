@@ -53,7 +53,8 @@ class OutboxRelayFencingTest {
         timeLimited = new TimeLimitedPublisher(zombiePublisher, config.publishTimeout(), "zombie-publish");
         RelaySql sql = new RelaySql(config.schema());
         return new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
-                timeLimited, config, OutboxRelayListener.NONE, new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()),
+                timeLimited, config, OutboxRelayListener.NONE,
+                new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()),
                 new RelayStats(jdbi, sql, config.instanceId()));
     }
 

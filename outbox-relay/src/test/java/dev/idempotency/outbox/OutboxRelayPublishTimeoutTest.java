@@ -44,7 +44,7 @@ class OutboxRelayPublishTimeoutTest {
                 exchange.getRequestBody().readAllBytes();
                 received.incrementAndGet();
                 try {
-                    Thread.sleep(12_000);
+                    Thread.sleep(12_000); // time itself: the answer after 12 s, within the 20 s request timeout
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -64,7 +64,7 @@ class OutboxRelayPublishTimeoutTest {
             outbox.awaitStatus(List.of(id), "published", Duration.ofSeconds(30));
 
             assertEquals(0, outbox.attempts(id), "published at the first attempt, no failure recorded");
-            Thread.sleep(500);
+            Thread.sleep(500); // time itself: a second delivery would arrive within it
             assertEquals(1, received.get(), "the webhook received the event once");
         } finally {
             webhook.stop(0);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,7 +65,7 @@ class OutboxRelayRetryTest {
         startRelay(outbox.config("a"));
 
         outbox.awaitStatus(flowing, "published", Duration.ofSeconds(30));
-        OutboxFixture.await("a few retries of the failing event", Duration.ofSeconds(30), () -> outbox.attempts(failing) >= 3);
+        Await.until("a few retries of the failing event", Duration.ofSeconds(30), () -> outbox.attempts(failing) >= 3);
         stuck.forEach(id -> assertEquals("pending", outbox.status(id)));
         assertNull(publisher.received(stuck.get(1)), "an event behind a failing one of its key is not sent");
         assertNull(publisher.received(stuck.get(2)));
@@ -82,7 +83,7 @@ class OutboxRelayRetryTest {
         publisher.failing(e -> e.id() == failing);
         startRelay(outbox.config("a").backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(2)));
 
-        OutboxFixture.await("the first attempt", Duration.ofSeconds(30), () -> outbox.attempts(failing) == 1);
+        Await.until("the first attempt", Duration.ofSeconds(30), () -> outbox.attempts(failing) == 1);
         List<Long> later = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             later.add(outbox.insert("t", "orders", "other-" + i, "{}"));

@@ -2,9 +2,7 @@ package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static dev.idempotency.spring.boot.Eventually.await;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotentExecutor;
@@ -13,6 +11,7 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.spring.boot.actuate.IdempotencyHealthAutoConfiguration;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.MigratedSchema;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -191,13 +190,14 @@ class IdempotencyAutoConfigurationTest {
                         return "ok";
                     });
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
-                    await(() -> registry.get("outbox.events.published").counter().count() == 1.0);
+                    Await.until("the published counter at 1", () -> registry.get("outbox.events.published").counter().count() == 1.0);
                     // Woken by the commit, not by its 5 s idle poll.
                     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
                     // The relay writes a keeping-up position at most once per positionWriteInterval (100 ms by
                     // default), so the database says "published" shortly after the meter does.
-                    await(() -> count("SELECT count(*) FROM " + db.name() + ".outbox_event_states WHERE status = 'published'") == 1);
-                    await(() -> registry.find("outbox.backlog.events").gauge() != null);
+                    Await.until("the event published",
+                            () -> count("SELECT count(*) FROM " + db.name() + ".outbox_event_states WHERE status = 'published'") == 1);
+                    Await.until("the backlog gauge registered", () -> registry.find("outbox.backlog.events").gauge() != null);
                     // Its details over HTTP: RelayOverHttpTest.
                     assertThat(context).hasBean("outboxRelayHealthIndicator");
                 });
@@ -222,7 +222,7 @@ class IdempotencyAutoConfigurationTest {
                         tx.outbox().publish("payments", "p1", Map.of("amount", 5));
                         return "ok";
                     });
-                    await(() -> publisher.topics.equals(List.of("payments")));
+                    Await.until("the event at the custom publisher", () -> publisher.topics.equals(List.of("payments")));
                 });
     }
 

@@ -109,7 +109,8 @@ final class RunCommand implements Callable<Integer> {
     Duration sweepInterval;
 
     @Option(names = "--published-retention", defaultValue = "${env:OUTBOX_PUBLISHED_RETENTION:-24h}", converter = DurationConverter.class,
-            description = "How long published events are kept at least; the sweeper removes them a whole generation at a time (env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
+            description = "How long published events are kept at least; the sweeper removes them a whole generation at a time "
+                    + "(env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
     Duration publishedRetention;
 
     @Option(names = "--sweep-batch-size", defaultValue = "${env:OUTBOX_SWEEP_BATCH_SIZE}",
@@ -130,7 +131,8 @@ final class RunCommand implements Callable<Integer> {
     String httpHost;
 
     @Option(names = "--http-port", defaultValue = "${env:OUTBOX_HTTP_PORT:-9464}",
-            description = "Port for /metrics and /health; 0 picks a free one, -1 turns them off (env OUTBOX_HTTP_PORT; default: ${DEFAULT-VALUE}).")
+            description = "Port for /metrics and /health; 0 picks a free one, -1 turns them off "
+                    + "(env OUTBOX_HTTP_PORT; default: ${DEFAULT-VALUE}).")
     int httpPort;
 
     @Option(names = "--stall-after", defaultValue = "${env:OUTBOX_STALL_AFTER:-5m}", converter = DurationConverter.class,

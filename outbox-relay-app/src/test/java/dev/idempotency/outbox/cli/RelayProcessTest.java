@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.io.BufferedReader;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -151,17 +153,9 @@ class RelayProcessTest {
         return url.get(60, TimeUnit.SECONDS);
     }
 
-    private static void awaitPublished(Jdbi jdbi, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            long published = jdbi.withHandle(h -> h.createQuery(
-                    "SELECT count(*) FROM outbox_event_states WHERE status = 'published'").mapTo(Long.class).one());
-            if (published == expected) {
-                return;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("the process did not publish all " + expected + " events");
+    private static void awaitPublished(Jdbi jdbi, long expected) {
+        Await.until("the process publishing all " + expected + " events", Duration.ofSeconds(60), () -> jdbi.withHandle(h -> h.createQuery(
+                "SELECT count(*) FROM outbox_event_states WHERE status = 'published'").mapTo(Long.class).one()) == expected);
     }
 
     private static void drain(BufferedReader out) {

@@ -1,8 +1,8 @@
 package dev.idempotency.spring.boot.web;
 
-import static dev.idempotency.spring.boot.Eventually.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.DeadLetterRows;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
@@ -51,7 +51,7 @@ class ConsoleOverHttpTest {
         assertThat(requeue.statusCode()).isEqualTo(303);
         assertThat(requeue.headers().firstValue("Location")).hasValue("/idempotency/console/dead-letters?requeued=501");
         // Published: the relay deletes an event's retry row once the broker (here its log) took it.
-        await(() -> DeadLetterRows.status(shop.schema().dataSource(), 501) == null);
+        Await.until("the requeued dead letter 501 published", () -> DeadLetterRows.status(shop.schema().dataSource(), 501) == null);
     }
 
     @Test

@@ -81,7 +81,7 @@ public class ShopApplication {
                 return ResponseEntity.status(402).body(Map.of("declined", item));
             }
             if (item.equals("slow")) {
-                Thread.sleep(1000);
+                Thread.sleep(1000); // time itself: past KeyedRequestsTest's 200 ms wait budget
             }
             Long id = jdbc.queryForObject("INSERT INTO orders (item, request_key) VALUES (?, ?) RETURNING id", Long.class,
                     item, call.key());

@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * {@link HttpWebhookPublisherConfig#urlFor(String)}), on the JDK's {@code java.net.http} client.
  *
  * <p>Every request carries {@value #IDEMPOTENCY_KEY}: the event's message id
- * ({@link OutboxEvent#messageId()}, unique across outboxes), on which the receiver deduplicates; {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
+ * ({@link OutboxEvent#messageId()}, unique across outboxes), on which the receiver deduplicates;
+ * {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
  * and {@code Outbox-Partition-Key}, encoded with {@link OutboxHeaders#encodeAsciiValue(String)} so
  * that any value fits; the configured static headers; the writer's trace context {@code traceparent}
  * and {@code tracestate}, when the event has one ({@link OutboxEvent#traceHeaders()}, in place of a

@@ -5,7 +5,6 @@ import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import io.nats.client.Connection;
-import io.nats.client.ConnectionListener;
 import io.nats.client.ErrorListener;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamOptions;
@@ -41,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each message goes to {@link NatsJetStreamPublisherConfig#subjectFor(String)} with the JSON payload and
  * headers {@value #MESSAGE_ID_HEADER} = the event's message id ({@link OutboxEvent#messageId()},
- * unique across outboxes), so the stream drops a re-publish within its duplicate window; {@code Outbox-Tenant}, {@code Outbox-Topic}, {@code Outbox-Partition-Key},
+ * unique across outboxes), so the stream drops a re-publish within its duplicate window; {@code Outbox-Tenant},
+ * {@code Outbox-Topic}, {@code Outbox-Partition-Key},
  * encoded with {@link OutboxHeaders#encodeAsciiValue(String)}; and the event's own headers, except
  * those NATS refuses (non-ASCII values) and those starting with {@code Nats-}, which would steer
  * JetStream (both skipped and logged at WARN).

@@ -3,6 +3,7 @@ package dev.idempotency.outbox.publisher.http;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.PublisherContract;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -35,10 +36,7 @@ class HttpWebhookPublisherContractTest extends PublisherContract {
 
     @Override
     protected List<Arrived> arrived(int count) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (receiver.received().size() < count && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Await.until(count + " requests received", Duration.ofSeconds(20), () -> receiver.received().size() >= count);
         return receiver.received().stream()
                 .map(request -> new Arrived(request.header(HttpWebhookPublisher.IDEMPOTENCY_KEY),
                         OutboxHeaders.decodeAsciiValue(request.header(OutboxHeaders.TENANT)),

@@ -148,7 +148,7 @@ class HttpWebhookPublisherTest {
     @Test
     void noMoreThanTheConfiguredNumberOfRequestsAreInFlightAtOnce() {
         receiver.answer(request -> {
-            Thread.sleep(20);
+            Thread.sleep(20); // time itself: a slow receiver, so requests overlap
             return new WebhookReceiver.Answer(200, "");
         });
         HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/hooks"))

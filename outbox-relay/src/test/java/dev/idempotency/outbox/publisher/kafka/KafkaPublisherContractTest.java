@@ -2,6 +2,7 @@ package dev.idempotency.outbox.publisher.kafka;
 
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.PublisherContract;
+import dev.idempotency.testing.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.outbox.OutboxEvent;
-import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
+import dev.idempotency.core.outbox.PublishResult;
+import dev.idempotency.testing.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

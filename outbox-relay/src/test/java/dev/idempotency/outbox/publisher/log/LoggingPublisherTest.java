@@ -34,9 +34,11 @@ class LoggingPublisherTest {
                 results.stream().map(PublishResult::status).toList());
         assertEquals(List.of(
                 new RecordingLogger.Line(Level.INFO,
-                        "outbox event 41 messageId=" + MESSAGE_41 + " tenant=acme topic=orders partitionKey=order-1 attempt=1 payloadBytes=22"),
+                        "outbox event 41 messageId=" + MESSAGE_41
+                                + " tenant=acme topic=orders partitionKey=order-1 attempt=1 payloadBytes=22"),
                 new RecordingLogger.Line(Level.INFO,
-                        "outbox event 42 messageId=" + MESSAGE_42 + " tenant=acme topic=payments partitionKey=pay-7 attempt=3 payloadBytes=12")),
+                        "outbox event 42 messageId=" + MESSAGE_42
+                                + " tenant=acme topic=payments partitionKey=pay-7 attempt=3 payloadBytes=12")),
                 logger.lines());
     }
 

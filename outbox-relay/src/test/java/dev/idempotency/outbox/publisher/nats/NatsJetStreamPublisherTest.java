@@ -8,6 +8,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
 import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import io.nats.client.Connection;
@@ -145,13 +146,8 @@ class NatsJetStreamPublisherTest {
 
             proxy.restore();
             // The client reconnects in the background; until it has, batches are RETRY.
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            Status status = Status.RETRY;
-            while (status != Status.PUBLISHED && System.nanoTime() < deadline) {
-                status = publisher.publish(List.of(event(2, "orders"))).get(0).status();
-                Thread.sleep(100);
-            }
-            assertEquals(Status.PUBLISHED, status);
+            Await.until("a batch published after the client reconnected", Duration.ofSeconds(60),
+                    () -> publisher.publish(List.of(event(2, "orders"))).get(0).status() == Status.PUBLISHED);
         }
 
         messageWithId(messageId(2));

@@ -2,7 +2,6 @@ package dev.idempotency.outbox.publisher.rabbitmq;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,6 +13,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
 import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -241,16 +242,13 @@ class RabbitMqPublisherTest {
                 .connectTimeout(Duration.ofSeconds(5)).confirmTimeout(Duration.ofSeconds(20));
     }
 
-    private GetResponse receive(String from) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < deadline) {
-            GetResponse response = test.basicGet(from, true);
-            if (response != null) {
-                return response;
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no message arrived on " + from);
+    private GetResponse receive(String from) {
+        AtomicReference<GetResponse> response = new AtomicReference<>();
+        Await.until("a message on " + from, () -> {
+            response.set(test.basicGet(from, true));
+            return response.get() != null;
+        });
+        return response.get();
     }
 
     private List<String> receiveAll(String from) throws Exception {
