@@ -1,6 +1,5 @@
 package dev.idempotency.testing;
 
-import dev.idempotency.testing.Await;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
