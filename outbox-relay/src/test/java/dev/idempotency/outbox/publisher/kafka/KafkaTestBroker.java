@@ -43,9 +43,10 @@ import org.testcontainers.kafka.KafkaContainer;
  * {@code apache/kafka} container where Docker works, otherwise a broker inside this JVM built from
  * Kafka's own server classes, on 127.0.0.1 with a temporary log directory. Topics are never created
  * automatically, so a test decides partitions and settings with {@link #createTopic}. ACLs are
- * enforced but allow everything until a test denies something with {@link #denyWrites}.
+ * enforced but allow everything until a test denies something with {@link #denyWrites}. Public for the
+ * tests of other packages (the batch consumer's Kafka example).
  */
-final class KafkaTestBroker implements AutoCloseable {
+public final class KafkaTestBroker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(KafkaTestBroker.class);
     /** Same release as the kafka-clients the publisher is built against. */
     private static final String IMAGE = "apache/kafka:4.4.0";
@@ -63,19 +64,19 @@ final class KafkaTestBroker implements AutoCloseable {
     }
 
     /** Starts a broker: in a container if Docker works, else in this JVM. Waits until it serves requests. */
-    static KafkaTestBroker start() {
+    public static KafkaTestBroker start() {
         KafkaTestBroker broker = dockerWorks() ? startContainer() : startInProcess();
         broker.awaitReady();
         return broker;
     }
 
     /** host:port of the broker's plaintext listener. */
-    String bootstrapServers() {
+    public String bootstrapServers() {
         return bootstrapServers;
     }
 
     /** Creates a topic with replication factor 1, the given partition count and topic-level settings. */
-    void createTopic(String name, int partitions, Map<String, String> configs) {
+    public void createTopic(String name, int partitions, Map<String, String> configs) {
         try (Admin admin = admin()) {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
                     .all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
