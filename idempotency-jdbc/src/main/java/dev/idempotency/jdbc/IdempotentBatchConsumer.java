@@ -23,19 +23,21 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Applies each message of a batch exactly once, however often the broker delivers it, in one
- * database transaction per batch: the batch mode of {@link IdempotentConsumer}, with the same keys
+ * database transaction per batch of up to {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages
+ * (a larger batch is split into parts of that many, each claimed, handled and committed as below, one
+ * after another in the batch's order): the batch mode of {@link IdempotentConsumer}, with the same keys
  * (a consumer of a name applies a message once whichever mode delivers it) and the same rules for
  * failed attempts and dead letters. It never throws for a failed handler.
  *
- * <p>One call of {@link #consume}:
+ * <p>One transaction of {@link #consume}:
  * <ol>
- * <li>claims every message of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
+ * <li>claims every message of its part of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
  *     RETURNING} over the batch's keys, with a read of what the others hold, in one round trip).
  *     A message whose key another delivery already committed is a replay ({@link Delivery.Outcome#DUPLICATE},
  *     or {@link Delivery.Outcome#FAILED_PERMANENTLY} for a stored business failure): its handler does not run.
  *     A message id given twice in the batch is claimed once; the later copy gets the first's
  *     decision (a replay, never a second run). A key another transaction holds uncommitted is waited for,
- *     at most the executor's wait budget; past it the whole batch gets {@link Delivery.Outcome#IN_PROGRESS}
+ *     at most the executor's wait budget; past it the whole part gets {@link Delivery.Outcome#IN_PROGRESS}
  *     and nothing of it ran.</li>
  * <li>runs the handler of each claimed message, in the batch's order, on one connection, each inside a
  *     {@code SAVEPOINT} of its own. A handler that throws (or whose SQL fails and aborts the transaction)
@@ -47,9 +49,11 @@ import org.slf4j.LoggerFactory;
  *     error a retry may fix asks for redelivery without counting ({@link Delivery.Outcome#TRANSIENT_FAILURE}).</li>
  * <li>stores every applied message's outcome in one statement and commits once. Only then do the
  *     decisions say {@link Delivery.Outcome#APPLIED}. If anything fails before the commit (the
- *     connection dies, the commit fails), nothing of the batch is committed and every claimed message
+ *     connection dies, the commit fails), nothing of the part is committed and every claimed message
  *     gets {@link Delivery.Outcome#TRANSIENT_FAILURE}: its redelivery runs it again.</li>
  * </ol>
+ * A part that did not commit ends the call: the later parts do not run and their messages get
+ * {@link Delivery.Outcome#TRANSIENT_FAILURE}, so what commits is always a prefix of the batch's parts.
  *
  * <p><b>Acknowledge only after {@code consume} returns</b>, from its results: the database commit is
  * inside it. For each {@link Result} whose {@link Delivery#acknowledge()} is true, acknowledge the
@@ -61,19 +65,29 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Costs to know: the batch holds the row locks of its claimed keys (and the outbox's ordering-key
  * locks of events its handlers published) from its claim to its commit, so a redelivery of one of its
- * messages to another consumer waits for the whole batch. Each handler that writes uses a subtransaction;
- * past 64 of them in one transaction, PostgreSQL's snapshots in other sessions get slower
- * (subtransaction cache overflow) for as long as the batch is open, so batches of a few hundred
- * messages should stay short. Calls make no tracing spans yet. The batch always runs in a transaction
- * of its own, even on an executor that joins its caller's.
+ * messages to another consumer waits for the whole part. Each handler that writes uses a subtransaction
+ * (its {@code SAVEPOINT}); PostgreSQL keeps at most 64 of a transaction's subtransactions in its shared
+ * cache, and past that every snapshot any session takes while the transaction is open must look
+ * subtransactions up in {@code pg_subtrans} (a release does not help: released subtransactions still
+ * count). Hence parts of {@value #MAX_MESSAGES_PER_TRANSACTION}: a batch of 500 costs 8 commits instead
+ * of 1, and never overflows the cache. The batch always runs in transactions of its own, even on an
+ * executor that joins its caller's.
  *
  * <p>Thread-safe; each call takes one connection from the executor's pool.
  */
 public final class IdempotentBatchConsumer {
     private static final Logger log = LoggerFactory.getLogger(IdempotentBatchConsumer.class);
 
-    /** The most messages one call takes: the claim binds them as two arrays of one statement. */
+    /** The most messages one call takes. */
     public static final int MAX_BATCH_SIZE = 10_000;
+
+    /**
+     * The most distinct messages handled in one transaction: each handler that writes takes a
+     * subtransaction, and past 64 in one transaction (PostgreSQL's {@code PGPROC_MAX_CACHED_SUBXIDS})
+     * every other session's snapshot checks slow down while it is open. A larger batch is split into
+     * transactions of this many, committed one after another in the batch's order.
+     */
+    public static final int MAX_MESSAGES_PER_TRANSACTION = 64;
 
     private static final String SAVEPOINT = "SAVEPOINT idempotent_message";
     private static final String ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT idempotent_message";
@@ -147,16 +161,17 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
-     * Handles {@code messages}, each once across every delivery, in one transaction (see the class
-     * comment); returns one result per message, in the same order, once the transaction has committed
-     * or rolled back.
+     * Handles {@code messages}, each once across every delivery, in one transaction per
+     * {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages (see the class comment); returns one result
+     * per message, in the same order, once every transaction has committed or rolled back.
      *
      * @param messageId reads a message's id, its idempotency key within this consumer (AMQP
      *        {@code message-id}, {@code Nats-Msg-Id}, the relay's {@code Idempotency-Key} header), never
      *        the outbox row id; a malformed one makes that message {@link Delivery.Outcome#INVALID}
      * @param tenant reads a message's tenant
      * @throws IllegalArgumentException more than {@value #MAX_BATCH_SIZE} messages
-     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction
+     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction (the
+     *         parts before its own committed: acknowledge nothing, their redelivery is a replay)
      * @throws PoolerBreaksPreparedStatementsException the executor refused its pool's connection pooler
      * @throws RuntimeException the database refused the claim for a reason no retry fixes (for example
      *         {@link dev.idempotency.core.SchemaNotMigratedException}); nothing ran
@@ -182,47 +197,59 @@ public final class IdempotentBatchConsumer {
                 batch.decide(i, Delivery.failed(Delivery.Outcome.INVALID, e));
             }
         }
-        if (!batch.claims.isEmpty()) {
-            run(batch, handler);
+        List<Claim> claims = new ArrayList<>(batch.claims.values());
+        for (int from = 0; from < claims.size(); from += MAX_MESSAGES_PER_TRANSACTION) {
+            List<Claim> part = claims.subList(from, Math.min(claims.size(), from + MAX_MESSAGES_PER_TRANSACTION));
+            if (!run(batch, part, handler)) {
+                // The parts commit in the batch's order: after one that did not, the later ones do not run.
+                batch.decideUndecided(claims, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, new TransientFailureException(
+                        "An earlier part of the batch did not commit, so this message did not run. Redeliver it.",
+                        null, null)));
+                break;
+            }
         }
         return batch.results();
     }
 
-    /** Claims, handles and commits the batch's distinct messages, deciding each. */
-    private <M> void run(Batch<M> batch, Handler<? super M> handler) {
+    /**
+     * Claims, handles and commits one part of the batch's distinct messages in one transaction, deciding
+     * each; returns whether the transaction committed.
+     */
+    private <M> boolean run(Batch<M> batch, List<Claim> part, Handler<? super M> handler) {
         executor.checkConnectionPooler();
         List<Claim> claimed;
         Handle handle;
         try {
             handle = executor.jdbi().open();
         } catch (RuntimeException e) {
-            batch.decideUndecided(undone(e));
-            return;
+            batch.decideUndecided(part, undone(e));
+            return false;
         }
         try {
             try {
                 handle.begin();
-                claimed = claim(handle.getConnection(), batch);
+                claimed = claim(handle.getConnection(), batch, part);
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
                 if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
-                    batch.decideUndecided(Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
+                    batch.decideUndecided(part, Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
                             "A message of the batch is being applied by another transaction for longer than the wait "
-                                    + "budget of " + executor.config().waitBudget().toMillis() + " ms; nothing of the "
-                                    + "batch ran. Redeliver it later.", e)));
-                    return;
+                                    + "budget of " + executor.config().waitBudget().toMillis() + " ms; nothing of its "
+                                    + "part of the batch ran. Redeliver it later.", e)));
+                    return false;
                 }
                 RuntimeException translated = DatabaseErrors.schemaMissing(
-                        DatabaseErrors.translate(e, name, batch.firstTenant()), executor.config().schema(),
+                        DatabaseErrors.translate(e, name, part.get(0).tenant), executor.config().schema(),
                         "IdempotencyConfig.schema");
                 if (translated instanceof TransientFailureException retryable) {
-                    batch.decideUndecided(Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, retryable));
-                    return;
+                    batch.decideUndecided(part, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, retryable));
+                    return false;
                 }
                 throw translated;
             }
             try {
                 handleAndCommit(handle, batch, claimed, handler);
+                return true;
             } catch (TransactionEndedByHandlerException e) {
                 throw e;
             } catch (RuntimeException e) {
@@ -231,6 +258,7 @@ public final class IdempotentBatchConsumer {
                 for (Claim claim : claimed) {
                     batch.decide(claim.index, undone);
                 }
+                return false;
             }
         } finally {
             closeQuietly(handle);
@@ -246,11 +274,11 @@ public final class IdempotentBatchConsumer {
         }
     }
 
-    /** Claims the batch's keys; decides the messages others committed; returns the claimed, in the batch's order. */
-    private List<Claim> claim(Connection connection, Batch<?> batch) {
-        List<String> tenants = new ArrayList<>(batch.claims.size());
-        List<String> keys = new ArrayList<>(batch.claims.size());
-        for (Claim claim : batch.claims.values()) {
+    /** Claims the part's keys; decides the messages others committed; returns the claimed, in the batch's order. */
+    private List<Claim> claim(Connection connection, Batch<?> batch, List<Claim> part) {
+        List<String> tenants = new ArrayList<>(part.size());
+        List<String> keys = new ArrayList<>(part.size());
+        for (Claim claim : part) {
             tenants.add(claim.tenant);
             keys.add(claim.key);
         }
@@ -276,10 +304,10 @@ public final class IdempotentBatchConsumer {
             throw JdbcStatement.failure(e);
         }
         List<Claim> claimed = new ArrayList<>();
-        for (Map.Entry<Scope, Claim> entry : batch.claims.entrySet()) {
-            Claim claim = entry.getValue();
-            Stored stored = found.get(entry.getKey());
-            if (inserted.containsKey(entry.getKey()) || (stored != null && stored.reclaimable && reclaim(connection, claim))) {
+        for (Claim claim : part) {
+            Scope scope = new Scope(claim.tenant, claim.key);
+            Stored stored = found.get(scope);
+            if (inserted.containsKey(scope) || (stored != null && stored.reclaimable && reclaim(connection, claim))) {
                 claimed.add(claim);
             } else if (stored == null) {
                 // Its row was there when the insert ran and gone when the read did (purged or released meanwhile).
@@ -552,16 +580,12 @@ public final class IdempotentBatchConsumer {
             decisions[index] = delivery;
         }
 
-        void decideUndecided(Delivery delivery) {
-            for (Claim claim : claims.values()) {
+        void decideUndecided(List<Claim> some, Delivery delivery) {
+            for (Claim claim : some) {
                 if (decisions[claim.index] == null) {
                     decisions[claim.index] = delivery;
                 }
             }
-        }
-
-        String firstTenant() {
-            return claims.values().iterator().next().tenant;
         }
 
         List<Result<M>> results() {

@@ -207,6 +207,55 @@ class IdempotentBatchConsumerTest {
     }
 
     @Test
+    void aBatchLargerThanOneTransactionsShareCommitsInPartsOfAtMost64InTheBatchsOrder() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 200);
+        Map<String, Long> transactionOf = new ConcurrentHashMap<>();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("parting", 5), batch, (tx, message) -> {
+            ship(tx, message);
+            // The top-level transaction's id, the same for every savepoint of one transaction.
+            transactionOf.put(message.id(), tx.handle().createQuery("SELECT txid_current()").mapTo(Long.class).one());
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 200), outcomes(results));
+        List<Long> transactions = batch.stream().map(message -> transactionOf.get(message.id())).distinct().toList();
+        assertEquals(4, transactions.size(), "200 messages in parts of 64: 64, 64, 64 and 8");
+        assertEquals(transactions.stream().sorted().toList(), transactions, "the parts ran one after another, in order");
+        for (int m = 0; m < batch.size(); m++) {
+            assertEquals(transactions.get(m / IdempotentBatchConsumer.MAX_MESSAGES_PER_TRANSACTION),
+                    transactionOf.get(batch.get(m).id()), "message " + m);
+            assertEquals(1, shipments(batch.get(m).id()));
+        }
+    }
+
+    @Test
+    void aPartThatDoesNotCommitKeepsTheEarlierPartsAndRunsNoLaterOne() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 150);
+        String killer = batch.get(100).id(); // in the second part, 64 to 127
+        AtomicInteger runs = new AtomicInteger();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("partfailing", 5), batch, (tx, message) -> {
+            runs.incrementAndGet();
+            ship(tx, message);
+            if (message.id().equals(killer)) {
+                tx.handle().createQuery("SELECT pg_terminate_backend(pg_backend_pid())").mapTo(Boolean.class).one();
+            }
+        });
+
+        assertEquals(101, runs.get(), "the third part never ran");
+        for (int m = 0; m < batch.size(); m++) {
+            Delivery.Outcome expected = m < 64 ? Delivery.Outcome.APPLIED : Delivery.Outcome.TRANSIENT_FAILURE;
+            assertEquals(expected, results.get(m).delivery().outcome(), "message " + m);
+            assertEquals(m < 64 ? 1 : 0, shipments(batch.get(m).id()), "message " + m);
+        }
+        List<IdempotentBatchConsumer.Result<Message>> redelivered = consume(consumer("partfailing", 5), batch,
+                IdempotentBatchConsumerTest::ship);
+        assertEquals(Map.of(Delivery.Outcome.DUPLICATE, 64, Delivery.Outcome.APPLIED, 86), outcomes(redelivered));
+    }
+
+    @Test
     void aCommitThatFailsAfterTheHandlersLeavesNothingAndTheRedeliveryRunsEveryMessage() {
         String prefix = UUID.randomUUID().toString().substring(0, 8);
         db.schema.execute("CREATE TABLE IF NOT EXISTS audit (entry text UNIQUE DEFERRABLE INITIALLY DEFERRED)");
