@@ -6,16 +6,23 @@ import dev.idempotency.core.TransientFailureException;
 import dev.idempotency.core.consumer.Delivery;
 import dev.idempotency.core.consumer.IdempotentConsumer;
 import dev.idempotency.core.internal.ConsumerKeys;
+import dev.idempotency.core.internal.tracing.SpanOutcomes;
+import dev.idempotency.core.internal.tracing.TracedSpan;
+import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.core.internal.tracing.W3cContext;
+import dev.idempotency.core.tracing.Tracing;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.slf4j.Logger;
@@ -73,6 +80,9 @@ import org.slf4j.LoggerFactory;
  * of 1, and never overflows the cache. The batch always runs in transactions of its own, even on an
  * executor that joins its caller's.
  *
+ * <p>Tracing ({@link Builder#tracing}): each call is one CONSUMER span named {@code process} for the
+ * batch, linked to each message's trace, with the count of each outcome.
+ *
  * <p>Thread-safe; each call takes one connection from the executor's pool.
  */
 public final class IdempotentBatchConsumer {
@@ -105,11 +115,13 @@ public final class IdempotentBatchConsumer {
     private final ResultCodec.StoredResult applied;
     private final String waitBudget;
     private final double retentionSeconds;
+    private final Traces traces;
 
-    private IdempotentBatchConsumer(PostgresIdempotentExecutor executor, String name, int maxAttempts) {
+    private IdempotentBatchConsumer(PostgresIdempotentExecutor executor, String name, int maxAttempts, Traces traces) {
         this.executor = executor;
         this.name = name;
         this.maxAttempts = maxAttempts;
+        this.traces = traces;
         this.sql = new ExecutorSql(executor.config().schema());
         this.codec = new ResultCodec(executor.config());
         // What IdempotentConsumer's executor call stores for an applied message and for an attempt slot.
@@ -178,14 +190,60 @@ public final class IdempotentBatchConsumer {
      */
     public <M> List<Result<M>> consume(List<M> messages, Function<? super M, String> messageId,
                                        Function<? super M, String> tenant, Handler<? super M> handler) {
+        return consume(messages, messageId, tenant, (message, header) -> null, handler);
+    }
+
+    /**
+     * {@link #consume(List, Function, Function, Handler)} for messages whose headers may carry a trace:
+     * {@code headers} reads one header of a message by name, null when absent (as
+     * {@link IdempotentConsumer#consume(String, String, Function, dev.idempotency.core.consumer.MessageHandler)}
+     * reads them). Only {@code traceparent} and {@code tracestate} are read, and only with tracing on; a
+     * malformed one is ignored. See {@link Builder#tracing} for the span the call makes.
+     */
+    public <M> List<Result<M>> consume(List<M> messages, Function<? super M, String> messageId,
+                                       Function<? super M, String> tenant, BiFunction<? super M, String, String> headers,
+                                       Handler<? super M> handler) {
         Objects.requireNonNull(messages, "messages");
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(tenant, "tenant");
+        Objects.requireNonNull(headers, "headers");
         Objects.requireNonNull(handler, "handler");
         if (messages.size() > MAX_BATCH_SIZE) {
             throw new IllegalArgumentException("a batch holds at most " + MAX_BATCH_SIZE + " messages (was "
                     + messages.size() + "); split it");
         }
+        if (traces == Traces.none()) {
+            return deliver(messages, messageId, tenant, handler);
+        }
+        List<W3cContext> contexts = new ArrayList<>(messages.size());
+        for (M message : messages) {
+            contexts.add(W3cContext.lenient(headers.apply(message, W3cContext.TRACEPARENT),
+                    headers.apply(message, W3cContext.TRACESTATE)));
+        }
+        try (TracedSpan span = traces.startBatchProcess(name, contexts)) {
+            List<Result<M>> results = deliver(messages, messageId, tenant, handler);
+            Map<Delivery.Outcome, Integer> counts = new EnumMap<>(Delivery.Outcome.class);
+            Exception firstError = null;
+            for (Result<M> result : results) {
+                Delivery.Outcome outcome = result.delivery().outcome();
+                counts.merge(outcome, 1, Integer::sum);
+                if (firstError == null && SpanOutcomes.failed(outcome)) {
+                    firstError = result.delivery().error();
+                }
+            }
+            counts.forEach((outcome, count) -> span.messages(SpanOutcomes.of(outcome), count));
+            if (counts.size() == 1) {
+                span.outcome(SpanOutcomes.of(counts.keySet().iterator().next()));
+            }
+            if (firstError != null) {
+                span.error(firstError.getClass().getName());
+            }
+            return results;
+        }
+    }
+
+    private <M> List<Result<M>> deliver(List<M> messages, Function<? super M, String> messageId,
+                                        Function<? super M, String> tenant, Handler<? super M> handler) {
         Batch<M> batch = new Batch<>(messages);
         for (int i = 0; i < messages.size(); i++) {
             M message = messages.get(i);
@@ -608,6 +666,7 @@ public final class IdempotentBatchConsumer {
         private final PostgresIdempotentExecutor executor;
         private final String name;
         private int maxAttempts = IdempotentConsumer.DEFAULT_MAX_ATTEMPTS;
+        private Tracing tracing = Tracing.auto();
 
         private Builder(PostgresIdempotentExecutor executor, String name) {
             this.executor = executor;
@@ -617,6 +676,23 @@ public final class IdempotentBatchConsumer {
         /** Failed attempts of one message after which it is dead-lettered; 1 to {@value IdempotentConsumer#MAX_MAX_ATTEMPTS}. */
         public Builder maxAttempts(int maxAttempts) {
             this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * Whether and where calls make spans; default {@link Tracing#auto()}. With tracing on, each call
+         * of {@code consume} is one CONSUMER span named {@code process}, as the one-message consumer's
+         * but for the whole batch, as the messaging conventions have it for batches: a child of the
+         * current span, linked to the context each message carries, with
+         * {@code messaging.batch.message_count}, {@code idempotency.messages.<outcome>} counting the
+         * messages of each outcome ({@code first_run}, {@code replay}, ... as the one-message consumer's
+         * {@code idempotency.outcome}), that {@code idempotency.outcome} too when every message had the
+         * same, and the error type of the first failed message when one had
+         * {@code transient_failure} or {@code dead_letter}. The events handlers publish carry this
+         * span's context. Message ids, tenants and payloads are never attributes.
+         */
+        public Builder tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing");
             return this;
         }
 
@@ -632,7 +708,7 @@ public final class IdempotentBatchConsumer {
                 throw new IllegalArgumentException("maxAttempts must be between 1 and " + IdempotentConsumer.MAX_MAX_ATTEMPTS
                         + " (was " + maxAttempts + ")");
             }
-            return new IdempotentBatchConsumer(executor, name, maxAttempts);
+            return new IdempotentBatchConsumer(executor, name, maxAttempts, Traces.of(tracing));
         }
     }
 }
