@@ -3,8 +3,9 @@ package dev.idempotency.benchmarks.harness;
 import java.net.URI;
 
 /**
- * Validated, immutable settings of the relay sections (5 to 7 and 9): backlog sizes, how the relays are
- * tuned, the latency section's rate and where NATS is. Invalid values fail at {@link Builder#build()}
+ * Validated, immutable settings of the relay sections (5 to 7 and 9) and the consumers section (14):
+ * backlog sizes, how the relays are tuned, the latency section's rate, the consumers' messages per cell
+ * and where NATS is. Invalid values fail at {@link Builder#build()}
  * with a message naming the setting.
  */
 public final class RelayBenchSettings {
@@ -20,6 +21,7 @@ public final class RelayBenchSettings {
     private final int partitions;
     private final int latencyRate;
     private final String natsUrl;
+    private final int consumerMessages;
 
     private RelayBenchSettings(Builder b) {
         this.events = b.events;
@@ -31,6 +33,7 @@ public final class RelayBenchSettings {
         this.partitions = b.partitions;
         this.latencyRate = b.latencyRate;
         this.natsUrl = b.natsUrl;
+        this.consumerMessages = b.consumerMessages;
     }
 
     static Builder builder() {
@@ -77,9 +80,14 @@ public final class RelayBenchSettings {
         return latencyRate;
     }
 
-    /** The NATS server with JetStream of section 5. */
+    /** The NATS server with JetStream of sections 5 and 14. */
     public String natsUrl() {
         return natsUrl;
+    }
+
+    /** The most messages a consumers cell consumes, timed (section 14). */
+    public int consumerMessages() {
+        return consumerMessages;
     }
 
     /** Mutable builder for {@link RelayBenchSettings}, with the program's defaults. */
@@ -93,8 +101,14 @@ public final class RelayBenchSettings {
         private int partitions = 32;
         private int latencyRate = 2_000;
         private String natsUrl = "nats://127.0.0.1:4222";
+        private int consumerMessages = 100_000;
 
         private Builder() {
+        }
+
+        public Builder consumerMessages(int consumerMessages) {
+            this.consumerMessages = consumerMessages;
+            return this;
         }
 
         public Builder events(int events) {
@@ -151,6 +165,7 @@ public final class RelayBenchSettings {
             requireBetween("relayEventsPerKey", eventsPerKey, 1, batchSize);
             requireBetween("relayPartitions", partitions, 1, 4096);
             requireBetween("latencyRate", latencyRate, 1, 100_000);
+            requireBetween("consumerMessages", consumerMessages, 1, 10_000_000);
             URI nats;
             try {
                 nats = URI.create(natsUrl == null ? "" : natsUrl);

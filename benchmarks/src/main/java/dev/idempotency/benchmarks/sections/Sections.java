@@ -21,7 +21,8 @@ public final class Sections {
             new HttpCost(),
             new ExecutorBehindPgBouncer(),
             new KeyLockTrigger(),
-            new TracingCost());
+            new TracingCost(),
+            new ConsumerThroughput());
 
     private Sections() {
     }
