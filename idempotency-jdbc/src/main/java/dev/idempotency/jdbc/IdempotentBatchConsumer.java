@@ -29,38 +29,43 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies each message of a batch exactly once, however often the broker delivers it, in one
- * database transaction per batch of up to {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages
- * (a larger batch is split into parts of that many, each claimed, handled and committed as below, one
- * after another in the batch's order): the batch mode of {@link IdempotentConsumer}, with the same keys
- * (a consumer of a name applies a message once whichever mode delivers it) and the same rules for
- * failed attempts and dead letters. It never throws for a failed handler.
+ * Applies each message of a batch exactly once, however often the broker delivers it: the batch mode
+ * of {@link IdempotentConsumer}, with the same keys (a consumer of a name applies a message once
+ * whichever mode delivers it) and the same rules for failed attempts and dead letters. It never throws
+ * for a failed handler.
  *
- * <p>One transaction of {@link #consume}:
+ * <p>One call of {@link #consume} first runs the whole batch in one transaction, without savepoints:
  * <ol>
- * <li>claims every message of its part of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
+ * <li>claims every message of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
  *     RETURNING} over the batch's keys, with a read of what the others hold, in one round trip).
  *     A message whose key another delivery already committed is a replay ({@link Delivery.Outcome#DUPLICATE},
  *     or {@link Delivery.Outcome#FAILED_PERMANENTLY} for a stored business failure): its handler does not run.
  *     A message id given twice in the batch is claimed once; the later copy gets the first's
  *     decision (a replay, never a second run). A key another transaction holds uncommitted is waited for,
- *     at most the executor's wait budget; past it the whole part gets {@link Delivery.Outcome#IN_PROGRESS}
+ *     at most the executor's wait budget; past it the whole batch gets {@link Delivery.Outcome#IN_PROGRESS}
  *     and nothing of it ran.</li>
- * <li>runs the handler of each claimed message, in the batch's order, on one connection, each inside a
- *     {@code SAVEPOINT} of its own. A handler that throws (or whose SQL fails and aborts the transaction)
- *     is rolled back to its savepoint: its writes and its outbox events are undone, the others' are kept, and
- *     the next handler runs. Its claim is removed, so nothing of it commits: a {@link BusinessFailure}
- *     is stored and acknowledged ({@link Delivery.Outcome#FAILED_PERMANENTLY}); any other exception counts a
- *     failed attempt like {@link IdempotentConsumer} does, and the {@code maxAttempts}-th one dead-letters
- *     the message ({@link Delivery.Outcome#DEAD_LETTER}); a {@link TransientFailureException} or a database
- *     error a retry may fix asks for redelivery without counting ({@link Delivery.Outcome#TRANSIENT_FAILURE}).</li>
+ * <li>runs the handler of each claimed message, in the batch's order, on one connection.</li>
  * <li>stores every applied message's outcome in one statement and commits once. Only then do the
  *     decisions say {@link Delivery.Outcome#APPLIED}. If anything fails before the commit (the
- *     connection dies, the commit fails), nothing of the part is committed and every claimed message
+ *     connection dies, the commit fails), nothing of the batch is committed and every claimed message
  *     gets {@link Delivery.Outcome#TRANSIENT_FAILURE}: its redelivery runs it again.</li>
  * </ol>
- * A part that did not commit ends the call: the later parts do not run and their messages get
+ * When a handler throws (or its SQL fails and aborts the transaction), that transaction is rolled back
+ * and the batch runs again, claimed anew, with each message inside a {@code SAVEPOINT} of its own, in
+ * transactions of at most {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages committed one after
+ * another in the batch's order. The failed message is not run again: it is decided from its failure.
+ * A handler that throws then is rolled back to its savepoint: its writes and its outbox events are
+ * undone, the others' are kept, and the next handler runs. A failed message's claim is removed, so
+ * nothing of it commits: a {@link BusinessFailure} is stored and acknowledged
+ * ({@link Delivery.Outcome#FAILED_PERMANENTLY}); any other exception counts a failed attempt like
+ * {@link IdempotentConsumer} does, and the {@code maxAttempts}-th one dead-letters the message
+ * ({@link Delivery.Outcome#DEAD_LETTER}); a {@link TransientFailureException} or a database error a
+ * retry may fix asks for redelivery without counting ({@link Delivery.Outcome#TRANSIENT_FAILURE}). A
+ * part that did not commit ends the call: the later parts do not run and their messages get
  * {@link Delivery.Outcome#TRANSIENT_FAILURE}, so what commits is always a prefix of the batch's parts.
+ * So a poison message never blocks nor undoes the others; the handlers that ran before it in the first
+ * transaction run a second time (their first run's writes were rolled back with it): only a handler's
+ * writes through the batch's transaction are exactly once, as in every mode.
  *
  * <p><b>Acknowledge only after {@code consume} returns</b>, from its results: the database commit is
  * inside it. For each {@link Result} whose {@link Delivery#acknowledge()} is true, acknowledge the
@@ -72,13 +77,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Costs to know: the batch holds the row locks of its claimed keys (and the outbox's ordering-key
  * locks of events its handlers published) from its claim to its commit, so a redelivery of one of its
- * messages to another consumer waits for the whole part. Each handler that writes uses a subtransaction
- * (its {@code SAVEPOINT}); PostgreSQL keeps at most 64 of a transaction's subtransactions in its shared
- * cache, and past that every snapshot any session takes while the transaction is open must look
- * subtransactions up in {@code pg_subtrans} (a release does not help: released subtransactions still
- * count). Hence parts of {@value #MAX_MESSAGES_PER_TRANSACTION}: a batch of 500 costs 8 commits instead
- * of 1, and never overflows the cache. The batch always runs in transactions of its own, even on an
- * executor that joins its caller's.
+ * messages to another consumer waits for the whole batch. The first transaction costs the claim, the
+ * handlers' own statements, one statement storing the outcomes, and the commit: no round trip per
+ * message of its own. A batch with a failed handler costs that again, plus a savepoint per message. The
+ * transactions with savepoints hold at most {@value #MAX_MESSAGES_PER_TRANSACTION} messages because each
+ * handler that writes then uses a subtransaction, and PostgreSQL caches at most 64 of a transaction's
+ * subtransactions: past that, every snapshot any session takes while the transaction is open must look
+ * subtransactions up in {@code pg_subtrans} (releasing a savepoint does not help: released
+ * subtransactions still count). The batch always runs in transactions of its own, even on an executor
+ * that joins its caller's.
  *
  * <p>Tracing ({@link Builder#tracing}): each call is one CONSUMER span named {@code process} for the
  * batch, linked to each message's trace, with the count of each outcome.
@@ -92,10 +99,10 @@ public final class IdempotentBatchConsumer {
     public static final int MAX_BATCH_SIZE = 10_000;
 
     /**
-     * The most distinct messages handled in one transaction: each handler that writes takes a
-     * subtransaction, and past 64 in one transaction (PostgreSQL's {@code PGPROC_MAX_CACHED_SUBXIDS})
-     * every other session's snapshot checks slow down while it is open. A larger batch is split into
-     * transactions of this many, committed one after another in the batch's order.
+     * The most distinct messages handled in one transaction with savepoints (after a handler failed):
+     * each handler that writes then takes a subtransaction, and past 64 in one transaction (PostgreSQL's
+     * {@code PGPROC_MAX_CACHED_SUBXIDS}) every session's snapshots get slower while it is open. A larger
+     * batch is then split into transactions of this many, committed one after another in the batch's order.
      */
     public static final int MAX_MESSAGES_PER_TRANSACTION = 64;
 
@@ -106,6 +113,8 @@ public final class IdempotentBatchConsumer {
     private static final String NEXT_SAVEPOINT = RELEASE_SAVEPOINT + ";\n" + SAVEPOINT;
     /** SQLSTATE lock_not_available: the claim waited past the budget on a key another transaction holds. */
     private static final String LOCK_NOT_AVAILABLE = "55P03";
+    /** SQLSTATE in_failed_sql_transaction: a statement after one that aborted the transaction. */
+    private static final String IN_FAILED_TRANSACTION = "25P02";
 
     private final PostgresIdempotentExecutor executor;
     private final String name;
@@ -173,9 +182,9 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
-     * Handles {@code messages}, each once across every delivery, in one transaction per
-     * {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages (see the class comment); returns one result
-     * per message, in the same order, once every transaction has committed or rolled back.
+     * Handles {@code messages}, each once across every delivery, in one transaction, or after a failed
+     * handler in one per {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages (see the class comment);
+     * returns one result per message, in the same order, once every transaction has committed or rolled back.
      *
      * @param messageId reads a message's id, its idempotency key within this consumer (AMQP
      *        {@code message-id}, {@code Nats-Msg-Id}, the relay's {@code Idempotency-Key} header), never
@@ -256,9 +265,18 @@ public final class IdempotentBatchConsumer {
             }
         }
         List<Claim> claims = new ArrayList<>(batch.claims.values());
+        if (claims.isEmpty()) {
+            return batch.results();
+        }
+        Failed failed = runWithoutSavepoints(batch, claims, handler);
+        if (failed == null) {
+            return batch.results();
+        }
+        // A handler failed: nothing of the batch committed. Again, each message in a savepoint of its own.
+        batch.undecide(claims);
         for (int from = 0; from < claims.size(); from += MAX_MESSAGES_PER_TRANSACTION) {
             List<Claim> part = claims.subList(from, Math.min(claims.size(), from + MAX_MESSAGES_PER_TRANSACTION));
-            if (!run(batch, part, handler)) {
+            if (!run(batch, part, handler, failed)) {
                 // The parts commit in the batch's order: after one that did not, the later ones do not run.
                 batch.decideUndecided(claims, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, new TransientFailureException(
                         "An earlier part of the batch did not commit, so this message did not run. Redeliver it.",
@@ -269,53 +287,164 @@ public final class IdempotentBatchConsumer {
         return batch.results();
     }
 
+    /** The message whose handler failed when the batch ran without savepoints, and how; index -1 when unknown. */
+    private record Failed(int index, Exception error) {
+    }
+
     /**
-     * Claims, handles and commits one part of the batch's distinct messages in one transaction, deciding
-     * each; returns whether the transaction committed.
+     * Runs the whole batch in one transaction without a savepoint: a round trip per message fewer, and no
+     * subtransaction. Returns null when every message is decided (committed, or undone as a whole); else,
+     * rolled back, the message whose handler failed, for the batch to run again with savepoints.
      */
-    private <M> boolean run(Batch<M> batch, List<Claim> part, Handler<? super M> handler) {
-        executor.checkConnectionPooler();
-        List<Claim> claimed;
-        Handle handle;
+    private <M> Failed runWithoutSavepoints(Batch<M> batch, List<Claim> claims, Handler<? super M> handler) {
+        Handle handle = openAndBegin(batch, claims);
+        if (handle == null) {
+            return null;
+        }
         try {
-            handle = executor.jdbi().open();
+            List<Claim> claimed = claimOrDecide(handle, batch, claims);
+            if (claimed == null) {
+                return null;
+            }
+            Connection connection = handle.getConnection();
+            List<Claim> completed = new ArrayList<>();
+            boolean wroteEvents = false;
+            for (Claim claim : claimed) {
+                TransactionOutbox outbox = new TransactionOutbox(claim.tenant, executor.config().objectMapper(),
+                        executor.config().maxOutboxPayloadBytes(), executor.traces());
+                try {
+                    handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
+                    requireOpenTransaction(handle, batch, claimed, claim);
+                    outbox.close();
+                    if (outbox.size() > 0) {
+                        storeWithEvents(connection, claim, outbox);
+                        wroteEvents = true;
+                    } else {
+                        completed.add(claim);
+                    }
+                    batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+                } catch (TransactionEndedByHandlerException e) {
+                    throw e;
+                } catch (Exception e) {
+                    requireOpenTransaction(handle, batch, claimed, claim);
+                    outbox.discard();
+                    outbox.close();
+                    RuntimeException failure = e instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
+                    if (CallbackRunner.connectionClosed(handle) || !rolledBack(handle, failure)) {
+                        decideAll(batch, claimed, undone(failure));
+                        return null;
+                    }
+                    // An aborted transaction fails every statement after the one that aborted it: not this handler's own failure.
+                    return new Failed(IN_FAILED_TRANSACTION.equals(DatabaseErrors.sqlState(e)) ? -1 : claim.index, e);
+                }
+            }
+            try {
+                if (!completed.isEmpty()) {
+                    sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
+                            .text("resultType", applied.typeName()).integer("expected", completed.size()));
+                }
+                handle.commit();
+            } catch (RuntimeException e) {
+                rollbackQuietly(handle, e);
+                decideAll(batch, claimed, undone(e));
+                return null;
+            }
+            if (wroteEvents) {
+                signalOutboxCommit();
+            }
+            return null;
+        } finally {
+            closeQuietly(handle);
+        }
+    }
+
+    /** Rolls the batch's transaction back; false when that failed too (the connection is gone). */
+    private static boolean rolledBack(Handle handle, RuntimeException cause) {
+        try {
+            handle.rollback();
+            return true;
         } catch (RuntimeException e) {
-            batch.decideUndecided(part, undone(e));
+            cause.addSuppressed(e);
+            return false;
+        }
+    }
+
+    private static void decideAll(Batch<?> batch, List<Claim> claims, Delivery delivery) {
+        for (Claim claim : claims) {
+            batch.decide(claim.index, delivery);
+        }
+    }
+
+    /** A handle in a transaction, or null with {@code claims} decided when the pool gave no connection. */
+    private Handle openAndBegin(Batch<?> batch, List<Claim> claims) {
+        executor.checkConnectionPooler();
+        try {
+            Handle handle = executor.jdbi().open();
+            try {
+                handle.begin();
+                return handle;
+            } catch (RuntimeException e) {
+                closeQuietly(handle);
+                throw e;
+            }
+        } catch (RuntimeException e) {
+            batch.decideUndecided(claims, undone(e));
+            return null;
+        }
+    }
+
+    /**
+     * Claims {@code claims} on {@code handle}; returns those claimed, or null with them decided when the
+     * claim failed in a way a redelivery may not (rolled back).
+     *
+     * @throws RuntimeException the claim failed in a way no retry fixes
+     */
+    private List<Claim> claimOrDecide(Handle handle, Batch<?> batch, List<Claim> claims) {
+        try {
+            return claim(handle.getConnection(), batch, claims);
+        } catch (RuntimeException e) {
+            rollbackQuietly(handle, e);
+            if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
+                batch.decideUndecided(claims, Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
+                        "A message of the batch is being applied by another transaction for longer than the wait "
+                                + "budget of " + executor.config().waitBudget().toMillis() + " ms; nothing of its "
+                                + "part of the batch ran. Redeliver it later.", e)));
+                return null;
+            }
+            RuntimeException translated = DatabaseErrors.schemaMissing(
+                    DatabaseErrors.translate(e, name, claims.get(0).tenant), executor.config().schema(),
+                    "IdempotencyConfig.schema");
+            if (translated instanceof TransientFailureException retryable) {
+                batch.decideUndecided(claims, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, retryable));
+                return null;
+            }
+            throw translated;
+        }
+    }
+
+    /**
+     * Claims, handles and commits one part of the batch's distinct messages in one transaction, each
+     * message in a savepoint of its own, deciding each; {@code failed}'s message is not run again but
+     * decided from its failure. Returns whether the transaction committed.
+     */
+    private <M> boolean run(Batch<M> batch, List<Claim> part, Handler<? super M> handler, Failed failed) {
+        Handle handle = openAndBegin(batch, part);
+        if (handle == null) {
             return false;
         }
         try {
-            try {
-                handle.begin();
-                claimed = claim(handle.getConnection(), batch, part);
-            } catch (RuntimeException e) {
-                rollbackQuietly(handle, e);
-                if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
-                    batch.decideUndecided(part, Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
-                            "A message of the batch is being applied by another transaction for longer than the wait "
-                                    + "budget of " + executor.config().waitBudget().toMillis() + " ms; nothing of its "
-                                    + "part of the batch ran. Redeliver it later.", e)));
-                    return false;
-                }
-                RuntimeException translated = DatabaseErrors.schemaMissing(
-                        DatabaseErrors.translate(e, name, part.get(0).tenant), executor.config().schema(),
-                        "IdempotencyConfig.schema");
-                if (translated instanceof TransientFailureException retryable) {
-                    batch.decideUndecided(part, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, retryable));
-                    return false;
-                }
-                throw translated;
+            List<Claim> claimed = claimOrDecide(handle, batch, part);
+            if (claimed == null) {
+                return false;
             }
             try {
-                handleAndCommit(handle, batch, claimed, handler);
+                handleAndCommit(handle, batch, claimed, handler, failed);
                 return true;
             } catch (TransactionEndedByHandlerException e) {
                 throw e;
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
-                Delivery undone = undone(e);
-                for (Claim claim : claimed) {
-                    batch.decide(claim.index, undone);
-                }
+                decideAll(batch, claimed, undone(e));
                 return false;
             }
         } finally {
@@ -391,7 +520,8 @@ public final class IdempotentBatchConsumer {
                 .number("retentionSeconds", retentionSeconds)) == 1;
     }
 
-    private <M> void handleAndCommit(Handle handle, Batch<M> batch, List<Claim> claimed, Handler<? super M> handler) {
+    private <M> void handleAndCommit(Handle handle, Batch<M> batch, List<Claim> claimed, Handler<? super M> handler,
+                                     Failed failed) {
         Connection connection = handle.getConnection();
         List<Claim> completed = new ArrayList<>();
         List<Claim> released = new ArrayList<>();
@@ -407,6 +537,9 @@ public final class IdempotentBatchConsumer {
             TransactionOutbox outbox = new TransactionOutbox(claim.tenant, executor.config().objectMapper(),
                     executor.config().maxOutboxPayloadBytes(), executor.traces());
             try {
+                if (claim.index == failed.index()) {
+                    throw failed.error(); // it failed without savepoints: decided from that, not run again
+                }
                 handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
                 requireOpenTransaction(handle, batch, claimed, claim);
                 outbox.close();
@@ -636,6 +769,12 @@ public final class IdempotentBatchConsumer {
 
         void decide(int index, Delivery delivery) {
             decisions[index] = delivery;
+        }
+
+        void undecide(List<Claim> some) {
+            for (Claim claim : some) {
+                decisions[claim.index] = null;
+            }
         }
 
         void decideUndecided(List<Claim> some, Delivery delivery) {

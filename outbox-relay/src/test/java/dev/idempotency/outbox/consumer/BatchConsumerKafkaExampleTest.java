@@ -46,7 +46,8 @@ import org.junit.jupiter.api.Timeout;
  * lost after its commit and before {@code commitSync} (the consumer closes, as a crash would leave it):
  * the group's next consumer gets it again and every record of it is a replay. A poison record (its
  * handler's SQL fails) is retried up to {@code maxAttempts}, undoing only its own writes each time, then
- * dead-lettered to a topic of its own, and the partition moves on.
+ * dead-lettered to a topic of its own, and the partition moves on; the records of its batches are
+ * applied all the same, once each.
  */
 @Timeout(180)
 class BatchConsumerKafkaExampleTest {
@@ -173,12 +174,14 @@ class BatchConsumerKafkaExampleTest {
                     "one shipment per good message; none of the poison's attempts kept its write");
             assertEquals(MESSAGES - 1, count(jdbi, "SELECT count(DISTINCT message_id) FROM shipments"));
             assertEquals(MAX_ATTEMPTS, runs.get(poisonId).get(), "the poison ran maxAttempts times, then was dead-lettered");
-            for (Map.Entry<String, AtomicInteger> run : runs.entrySet()) {
-                if (!run.getKey().equals(poisonId)) {
-                    assertEquals(1, run.getValue().get(), "each good handler ran once: " + run.getKey());
-                }
-            }
             assertEquals(MESSAGES, runs.size());
+            // A handler ahead of the poison in its first batch ran twice (the batch ran again with savepoints after
+            // the poison failed, its first writes rolled back); every other one once, replays included.
+            String poison = poisonId;
+            long twice = runs.entrySet().stream().filter(run -> !run.getKey().equals(poison))
+                    .filter(run -> run.getValue().get() != 1).count();
+            assertTrue(twice <= MAX_POLL, "handlers run again: " + twice);
+            assertTrue(runs.values().stream().allMatch(run -> run.get() <= MAX_ATTEMPTS));
             // The crashed batch, the copies and the records polled again behind the poison were all replays.
             assertTrue(replays.get() >= COPIES, "replays: " + replays.get());
         }
