@@ -34,6 +34,9 @@ final class ConsumerThroughput implements Section {
     private static final int BATCHES_PER_CELL = 2_000;
     private static final int LEAST_MESSAGES = 5_000;
 
+    /** The database's part alone, the same for each broker: measured once per batch size in a run. */
+    static final String BARE_INSERTS_CELL = "payment inserts, one bare transaction per batch";
+
     @Override
     public String name() {
         return "consumers";
@@ -65,7 +68,8 @@ final class ConsumerThroughput implements Section {
                 + "after its warm-up, timed from the first batch fetched to the last acknowledged. Exactly once: "
                 + "IdempotentBatchConsumer (pool of 1, the library's defaults, " + IdempotentBatchConsumer.MAX_MESSAGES_PER_TRANSACTION
                 + " messages per transaction) inserting one payment per message through tx.handle(), then the acks; "
-                + "raw: the same fetch and acks, no database. p50/p99: one batch, fetch to ack. Acks: JetStream ack() per "
+                + "raw: the same fetch and acks, no database; bare inserts: the same payment inserts through a Jdbi handle, "
+                + "one transaction per batch, no broker nor consumer (the database's own floor for this work). p50/p99: one batch, fetch to ack. Acks: JetStream ack() per "
                 + "message; Kafka commitSync after each batch. Client CPU for Kafka includes the broker's (same JVM).");
         return rows;
     }
@@ -75,21 +79,26 @@ final class ConsumerThroughput implements Section {
         int setting = run.settings().relay().consumerMessages();
         for (int batch : BATCHES) {
             int messages = Math.min(setting, Math.max(LEAST_MESSAGES, BATCHES_PER_CELL * batch));
-            List<Measurement> pair = run.interleaved(List.of(
+            List<Measurement> cells = run.interleaved(List.of(
                     new BenchmarkRun.Cell(broker.label() + ", exactly once into payments", batch,
                             () -> exactlyOnce(run, broker, batch, messages)),
                     new BenchmarkRun.Cell(broker.label() + ", raw consume and ack", batch,
-                            () -> raw(run, broker, batch, messages))));
-            Measurement ours = pair.get(0);
-            Measurement raw = pair.get(1);
+                            () -> raw(run, broker, batch, messages)),
+                    new BenchmarkRun.Cell(BARE_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages))));
+            Measurement ours = cells.get(0);
+            Measurement raw = cells.get(1);
+            Measurement bare = cells.get(2);
             double ratio = Targets.ratio(ours.opsPerSecond(), raw.opsPerSecond());
             String target = batch != TARGET_BATCH ? "reported" : Targets.verdict(ours.opsPerSecond() >= FLOOR
                     && ratio >= RATIO_FLOOR, String.format(Locale.ROOT, ">= %.0f msg/s and >= %.1f of raw", FLOOR, RATIO_FLOOR));
             rows.add(ResultRow.of("14 consumers exactly once", broker.label() + ": " + messages
                     + " messages exactly once into payments", batch, ours)
-                    .compared("ours/raw msg/s " + Targets.format(ratio)).target(target));
+                    .compared("ours/raw msg/s " + Targets.format(ratio) + ", ours/bare inserts "
+                            + Targets.format(Targets.ratio(ours.opsPerSecond(), bare.opsPerSecond()))).target(target));
             rows.add(ResultRow.of("14 consumers exactly once", broker.label() + ": " + messages + " messages, raw consume and ack",
                     batch, raw));
+            rows.add(ResultRow.of("14 consumers exactly once", "the same " + messages + " payment inserts, a transaction per "
+                    + "batch, no broker, no consumer", batch, bare));
         }
         return rows;
     }
@@ -130,6 +139,40 @@ final class ConsumerThroughput implements Section {
             return firstError[0] == null ? m : new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(),
                     m.p99Millis(), m.client(), m.errors(), firstError[0]);
         }
+    }
+
+    /** The business inserts alone: a Jdbi transaction per batch (as the consumer's handlers write them), no broker. */
+    private static Measurement bareInserts(BenchmarkRun run, int batch, int messages) {
+        try (HikariDataSource pool = run.database().pool("consumers-bare", 1)) {
+            Jdbi jdbi = PaymentCalls.jdbi(pool); // with the PostgreSQL plugin, as the executor's
+            String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+            Warmup warmup = run.warmup(BARE_INSERTS_CELL);
+            long warmEnd = System.nanoTime() + warmup.least().toNanos();
+            while (System.nanoTime() < warmEnd) {
+                insertBatch(jdbi, insert, batch);
+            }
+            Histogram latencies = Measurement.newLatencyHistogram();
+            ClientWindow client = ClientWindow.start();
+            long started = System.nanoTime();
+            long done = 0;
+            while (done < messages) {
+                long batchStart = System.nanoTime();
+                insertBatch(jdbi, insert, batch);
+                latencies.recordValue(Math.max(1_000, System.nanoTime() - batchStart));
+                done += batch;
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
+            return new Measurement(done, done / seconds, latencies.getValueAtPercentile(50) / 1e6,
+                    latencies.getValueAtPercentile(99) / 1e6, client.perOperation(done), 0, null);
+        }
+    }
+
+    private static void insertBatch(Jdbi jdbi, String insert, int batch) {
+        jdbi.useTransaction(h -> {
+            for (int m = 0; m < batch; m++) {
+                h.createUpdate(insert).bind("tenant", ConsumerBroker.TENANT).bind("amount", 100 + m).execute();
+            }
+        });
     }
 
     private static Measurement raw(BenchmarkRun run, ConsumerBroker broker, int batch, int messages) throws Exception {
