@@ -30,9 +30,8 @@ final class ConsumerThroughput implements Section {
     static final int TARGET_BATCH = 100;
     static final double FLOOR = 30_000;
     static final double RATIO_FLOOR = 0.5;
-    /** Messages of a cell at batch {@code b}: at most the setting, at most 2,000 batches, at least 5,000. */
+    /** Messages of a cell: 2,000 batches, at most --consumer-messages. */
     private static final int BATCHES_PER_CELL = 2_000;
-    private static final int LEAST_MESSAGES = 5_000;
 
     /** The database's part alone, the same for each broker: measured once per batch size in a run. */
     static final String BARE_INSERTS_CELL = "payment inserts, one bare transaction per batch";
@@ -64,7 +63,7 @@ final class ConsumerThroughput implements Section {
         }
         run.note("Section 14: callers = batch size. Each cell fills a destination of its own (a JetStream stream in memory "
                 + "storage; a one-partition Kafka topic on a single-node broker in this JVM, KafkaTestBroker), not timed, then "
-                + "consumes min(--consumer-messages, max(" + LEAST_MESSAGES + ", " + BATCHES_PER_CELL + " x batch)) messages "
+                + "consumes min(--consumer-messages, " + BATCHES_PER_CELL + " x batch) messages "
                 + "after its warm-up, timed from the first batch fetched to the last acknowledged. Exactly once: "
                 + "IdempotentBatchConsumer (pool of 1, the library's defaults, " + IdempotentBatchConsumer.MAX_MESSAGES_PER_TRANSACTION
                 + " messages per transaction) inserting one payment per message through tx.handle(), then the acks; "
@@ -78,7 +77,7 @@ final class ConsumerThroughput implements Section {
         List<ResultRow> rows = new ArrayList<>();
         int setting = run.settings().relay().consumerMessages();
         for (int batch : BATCHES) {
-            int messages = Math.min(setting, Math.max(LEAST_MESSAGES, BATCHES_PER_CELL * batch));
+            int messages = Math.min(setting, BATCHES_PER_CELL * batch);
             List<Measurement> cells = run.interleaved(List.of(
                     new BenchmarkRun.Cell(broker.label() + ", exactly once into payments", batch,
                             () -> exactlyOnce(run, broker, batch, messages)),
