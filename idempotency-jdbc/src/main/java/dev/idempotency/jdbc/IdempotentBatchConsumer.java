@@ -310,19 +310,9 @@ public final class IdempotentBatchConsumer {
             List<Claim> completed = new ArrayList<>();
             boolean wroteEvents = false;
             for (Claim claim : claimed) {
-                TransactionOutbox outbox = new TransactionOutbox(claim.tenant, executor.config().objectMapper(),
-                        executor.config().maxOutboxPayloadBytes(), executor.traces());
+                TransactionOutbox outbox = newOutbox(claim);
                 try {
-                    handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
-                    requireOpenTransaction(handle, batch, claimed, claim);
-                    outbox.close();
-                    if (outbox.size() > 0) {
-                        storeWithEvents(connection, claim, outbox);
-                        wroteEvents = true;
-                    } else {
-                        completed.add(claim);
-                    }
-                    batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+                    wroteEvents |= apply(handle, batch, claimed, claim, handler, outbox, completed);
                 } catch (TransactionEndedByHandlerException e) {
                     throw e;
                 } catch (Exception e) {
@@ -339,10 +329,7 @@ public final class IdempotentBatchConsumer {
                 }
             }
             try {
-                if (!completed.isEmpty()) {
-                    sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
-                            .text("resultType", applied.typeName()).integer("expected", completed.size()));
-                }
+                complete(connection, completed);
                 handle.commit();
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
@@ -534,23 +521,12 @@ public final class IdempotentBatchConsumer {
             if (!beforeNext.isEmpty()) {
                 JdbcStatement.executeUnnamed(connection, beforeNext);
             }
-            TransactionOutbox outbox = new TransactionOutbox(claim.tenant, executor.config().objectMapper(),
-                    executor.config().maxOutboxPayloadBytes(), executor.traces());
+            TransactionOutbox outbox = newOutbox(claim);
             try {
                 if (claim.index == failed.index()) {
                     throw failed.error(); // it failed without savepoints: decided from that, not run again
                 }
-                handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
-                requireOpenTransaction(handle, batch, claimed, claim);
-                outbox.close();
-                if (outbox.size() > 0) {
-                    // Its events go in with its result, inside its savepoint, as the executor's completion writes them.
-                    storeWithEvents(connection, claim, outbox);
-                    wroteEvents = true;
-                } else {
-                    completed.add(claim);
-                }
-                batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+                wroteEvents |= apply(handle, batch, claimed, claim, handler, outbox, completed);
                 beforeNext = NEXT_SAVEPOINT;
             } catch (TransactionEndedByHandlerException e) {
                 throw e;
@@ -579,10 +555,7 @@ public final class IdempotentBatchConsumer {
         if (!claimed.isEmpty()) {
             JdbcStatement.executeUnnamed(connection, RELEASE_SAVEPOINT);
         }
-        if (!completed.isEmpty()) {
-            sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
-                    .text("resultType", applied.typeName()).integer("expected", completed.size()));
-        }
+        complete(connection, completed);
         for (Map.Entry<Claim, String> failure : businessFailures.entrySet()) {
             Claim claim = failure.getKey();
             sql.failKey.update(connection, call -> call.text("tenant", claim.tenant).text("key", claim.key)
@@ -650,6 +623,40 @@ public final class IdempotentBatchConsumer {
                 + "were committed without a result are stored as failed with code " + CallbackRunner.ENDED_BY_CALLBACK
                 + "; the others run again when redelivered." : "Nothing was stored.")
                 + " Let the batch consumer end the transaction.");
+    }
+
+    private TransactionOutbox newOutbox(Claim claim) {
+        return new TransactionOutbox(claim.tenant, executor.config().objectMapper(), executor.config().maxOutboxPayloadBytes(),
+                executor.traces());
+    }
+
+    /**
+     * Runs {@code claim}'s handler and, if it returns, stores its outcome with its events (inside its
+     * savepoint, where there is one, as the executor's completion writes them) or adds it to
+     * {@code completed}, whose outcomes one statement stores; decides it applied. Returns whether it
+     * published events.
+     */
+    private <M> boolean apply(Handle handle, Batch<M> batch, List<Claim> claimed, Claim claim, Handler<? super M> handler,
+                              TransactionOutbox outbox, List<Claim> completed) throws Exception {
+        handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
+        requireOpenTransaction(handle, batch, claimed, claim);
+        outbox.close();
+        boolean published = outbox.size() > 0;
+        if (published) {
+            storeWithEvents(handle.getConnection(), claim, outbox);
+        } else {
+            completed.add(claim);
+        }
+        batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+        return published;
+    }
+
+    /** Stores the outcome of every message in {@code completed} in one statement. */
+    private void complete(Connection connection, List<Claim> completed) {
+        if (!completed.isEmpty()) {
+            sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
+                    .text("resultType", applied.typeName()).integer("expected", completed.size()));
+        }
     }
 
     private void storeWithEvents(Connection connection, Claim claim, TransactionOutbox outbox) {
