@@ -118,6 +118,10 @@ public final class BenchmarkMain implements Callable<Integer> {
             description = "Events per second committed in the relay latency section (default: ${DEFAULT-VALUE}).")
     int latencyRate;
 
+    @Option(names = "--rabbitmq-url", defaultValue = "amqp://guest:guest@127.0.0.1:5672",
+            description = "RabbitMQ for section 14 (default: ${DEFAULT-VALUE}).")
+    String rabbitMqUrl;
+
     @Option(names = "--consumer-messages", defaultValue = "100000",
             description = "Most messages a consumers cell consumes, timed, at batches of 100 and up (default: ${DEFAULT-VALUE}).")
     int consumerMessages;
@@ -179,7 +183,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .redisUri(redisUrl).pgbouncerUrl(pgbouncerUrl).pgbenchExecutable(pgbench).callerThreads(callerThreads).markdown(markdown).commandLine(commandLine())
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
                         .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
-                        .latencyRate(latencyRate).natsUrl(natsUrl).consumerMessages(consumerMessages).build())
+                        .latencyRate(latencyRate).natsUrl(natsUrl).consumerMessages(consumerMessages).rabbitMqUrl(rabbitMqUrl).build())
                 .build();
         boolean failed = false;
         List<ResultRow> rows = new ArrayList<>();

@@ -22,6 +22,7 @@ public final class RelayBenchSettings {
     private final int latencyRate;
     private final String natsUrl;
     private final int consumerMessages;
+    private final URI rabbitMqUrl;
 
     private RelayBenchSettings(Builder b) {
         this.events = b.events;
@@ -34,6 +35,7 @@ public final class RelayBenchSettings {
         this.latencyRate = b.latencyRate;
         this.natsUrl = b.natsUrl;
         this.consumerMessages = b.consumerMessages;
+        this.rabbitMqUrl = URI.create(b.rabbitMqUrl);
     }
 
     static Builder builder() {
@@ -85,6 +87,11 @@ public final class RelayBenchSettings {
         return natsUrl;
     }
 
+    /** The RabbitMQ server of section 14, {@code amqp://user:password@host:port}. */
+    public URI rabbitMqUrl() {
+        return rabbitMqUrl;
+    }
+
     /** The most messages a consumers cell consumes, timed (section 14). */
     public int consumerMessages() {
         return consumerMessages;
@@ -102,8 +109,14 @@ public final class RelayBenchSettings {
         private int latencyRate = 2_000;
         private String natsUrl = "nats://127.0.0.1:4222";
         private int consumerMessages = 100_000;
+        private String rabbitMqUrl = "amqp://guest:guest@127.0.0.1:5672";
 
         private Builder() {
+        }
+
+        public Builder rabbitMqUrl(String rabbitMqUrl) {
+            this.rabbitMqUrl = rabbitMqUrl;
+            return this;
         }
 
         public Builder consumerMessages(int consumerMessages) {
@@ -174,6 +187,17 @@ public final class RelayBenchSettings {
             }
             if (!"nats".equals(nats.getScheme()) || nats.getHost() == null) {
                 throw new IllegalArgumentException("natsUrl must be a URL like nats://127.0.0.1:4222 (was " + natsUrl + ")");
+            }
+            URI rabbitMq;
+            try {
+                rabbitMq = URI.create(rabbitMqUrl == null ? "" : rabbitMqUrl);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("rabbitMqUrl must be a URL like amqp://guest:guest@127.0.0.1:5672 (was "
+                        + rabbitMqUrl + ")", e);
+            }
+            if (!"amqp".equals(rabbitMq.getScheme()) || rabbitMq.getHost() == null) {
+                throw new IllegalArgumentException("rabbitMqUrl must be a URL like amqp://guest:guest@127.0.0.1:5672 (was "
+                        + rabbitMqUrl + ")");
             }
             return new RelayBenchSettings(this);
         }

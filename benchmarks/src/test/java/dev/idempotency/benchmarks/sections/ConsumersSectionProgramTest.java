@@ -14,15 +14,16 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Runs the consumers section (14) with 600 messages per cell against the test PostgreSQL, the local
- * NATS and a Kafka broker it starts, to prove each broker's rows are measured and printed: exactly once,
+ * NATS and RabbitMQ and a Kafka broker it starts, to prove each broker's rows are measured and printed: exactly once,
  * raw, and the bare inserts, at each batch size, with no error (every message made one payment). No
  * timing is asserted.
  */
 class ConsumersSectionProgramTest {
 
     @BeforeAll
-    static void natsIsRunning() {
+    static void brokersAreRunning() {
         Brokers.requireNats();
+        Brokers.requireRabbitMq();
     }
 
     @Test
@@ -34,9 +35,9 @@ class ConsumersSectionProgramTest {
         assertFalse(run.output().contains("FAILED"), run.output());
         assertFalse(run.output().contains("ERRORS"), run.output());
         List<String> rows = run.rows("14 consumers exactly once");
-        assertEquals(2 * ConsumerThroughput.BATCHES.length * 3, rows.size(), run.output());
+        assertEquals(3 * ConsumerThroughput.BATCHES.length * 3, rows.size(), run.output());
         int row = 0;
-        for (String broker : List.of("JetStream pull fetch", "Kafka poll")) {
+        for (String broker : List.of("JetStream pull fetch", "RabbitMQ prefetch", "Kafka poll")) {
             for (int batch : ConsumerThroughput.BATCHES) {
                 String ours = rows.get(row++);
                 assertTrue(ours.matches(".*" + broker + ": 600 messages exactly once into payments +" + batch
