@@ -23,7 +23,8 @@ class ChecksParsedOnceMigrationTest {
                    ('t1', 'declined',        'failed',     NULL, '{"code": "card_declined"}', NULL, NULL, now() + interval '1 day'),
                    ('t1', 'in progress',     'processing', NULL, NULL, NULL, NULL, now() + interval '1 day'),
                    ('t1', 'leased',          'processing', NULL, NULL, 3, now() + interval '1 hour', now() + interval '1 day'),
-                   ('t1', 'unknown-outcome', 'failed',     NULL, '{"code": "lease_expired"}', 5, now() - interval '1 hour', now() + interval '1 day'),
+                   ('t1', 'unknown-outcome', 'failed',     NULL, '{"code": "lease_expired"}', 5,
+                    now() - interval '1 hour', now() + interval '1 day'),
                    ('tenant with spaces', 'ü ключ 鍵', 'completed', '2', NULL, NULL, NULL, now() + interval '1 day')""";
 
     /** One row for each rule of V5's constraints on the keys table and the outbox, each breaking only that rule. */

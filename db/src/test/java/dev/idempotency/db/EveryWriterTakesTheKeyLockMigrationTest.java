@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.testing.LockWaits;
 import dev.idempotency.testing.MigratedSchema;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -70,7 +71,7 @@ class EveryWriterTakesTheKeyLockMigrationTest {
             assertTrue(tryExecutorLock(other, "t1/payments/other"), "other keys are free");
 
             Future<String> sameKey = second.submit(() -> one(EVENT.formatted("k")));
-            awaitAdvisoryLockWait(other);
+            LockWaits.awaitAdvisory(schema.dataSource(), OUTBOX_LOCK_SPACE, 1);
             long otherKeyId = Long.parseLong(one(other, EVENT.formatted("other")));
             assertFalse(sameKey.isDone());
             first.commit();
@@ -130,12 +131,7 @@ class EveryWriterTakesTheKeyLockMigrationTest {
             assertTrue(tryExecutorLock(other, "t1/payments/k1"));
 
             Future<String> plain = second.submit(() -> one(EVENT.formatted("k1")));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (one(other, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation' AND NOT granted "
-                    + "AND relation = 'outbox_events'::regclass").equals("0")) {
-                assertTrue(System.nanoTime() < deadline, "the plain INSERT never waited for the bulk write");
-                Thread.sleep(20);
-            }
+            LockWaits.awaitTable(schema.dataSource(), schema.name() + ".outbox_events", 1);
             assertFalse(plain.isDone());
             bulk.commit();
 
@@ -178,18 +174,6 @@ class EveryWriterTakesTheKeyLockMigrationTest {
                 return rs.getBoolean(1);
             }
         }
-    }
-
-    private static void awaitAdvisoryLockWait(Connection connection) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            if (!one(connection, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = "
-                    + OUTBOX_LOCK_SPACE).equals("0")) {
-                return;
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("the second writer never waited on the key's lock");
     }
 
     private List<String> triggers() throws SQLException {

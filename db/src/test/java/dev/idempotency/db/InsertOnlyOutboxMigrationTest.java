@@ -3,7 +3,6 @@ package dev.idempotency.db;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.testing.MigratedSchema;
 import java.sql.Connection;

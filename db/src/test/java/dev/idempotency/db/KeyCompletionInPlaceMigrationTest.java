@@ -21,13 +21,16 @@ class KeyCompletionInPlaceMigrationTest {
     void settledLeasesGiveUpTheirLeaseAndTheOthersKeepIt() throws SQLException {
         IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "4");
         schema.execute("""
-                INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, failure, lease_token, lease_expires_at, expires_at)
+                INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, failure, lease_token, lease_expires_at,
+                                              expires_at)
                 VALUES ('t1', 'no-lease',         'completed',  '1', NULL, NULL, NULL, now() + interval '1 day'),
                        ('t1', 'lease-completed',  'completed',  '1', NULL, 1, now() - interval '1 hour', now() + interval '1 day'),
-                       ('t1', 'lease-declined',   'failed',     NULL, '{"code": "card_declined"}', 2, now() - interval '1 hour', now() + interval '1 day'),
+                       ('t1', 'lease-declined',   'failed',     NULL, '{"code": "card_declined"}', 2,
+                        now() - interval '1 hour', now() + interval '1 day'),
                        ('t1', 'lease-live',       'processing', NULL, NULL, 3, now() + interval '1 hour', now() + interval '1 day'),
                        ('t1', 'lease-ran-out',    'processing', NULL, NULL, 4, now() - interval '1 minute', now() + interval '1 day'),
-                       ('t1', 'unknown-outcome',  'failed',     NULL, '{"code": "lease_expired"}', 5, now() - interval '1 hour', now() + interval '1 day')""");
+                       ('t1', 'unknown-outcome',  'failed',     NULL, '{"code": "lease_expired"}', 5,
+                        now() - interval '1 hour', now() + interval '1 day')""");
 
         IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -34,8 +35,9 @@ class BrokerOutageTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_broker");
              RabbitMqQueue queue = new RabbitMqQueue("fault-broker", published);
              TcpProxy proxy = TcpProxy.to(5672);
-             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1").port(proxy.port())
-                     .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build()) {
+             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqPublisherConfig.builder()
+                     .host("127.0.0.1").port(proxy.port())
+                     .connectTimeout(Duration.ofSeconds(2)).confirmTimeout(Duration.ofSeconds(2)).build())) {
             Ledger ledger = new Ledger();
             OutboxRelay relay = OutboxRelay.builder(db.pool("relay", 3), publisher)
                     .config(Relays.fastConfig(db.schema())).build();

@@ -26,6 +26,8 @@ import dev.idempotency.jdbc.UnknownOutcomes;
 import dev.idempotency.outbox.OutboxDeadLetters;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.publisher.log.LoggingPublisher;
+import dev.idempotency.outbox.publisher.log.LoggingPublisherConfig;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,7 +60,7 @@ class LogCaptureTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_logs")) {
             PublishedEvents published = new PublishedEvents();
             Publisher sink = new RecordingSink(published);
-            LoggingPublisher logPublisher = LoggingPublisher.builder().build();
+            LoggingPublisher logPublisher = new LoggingPublisher(LoggingPublisherConfig.builder().build());
             Publisher both = new Publisher() {
                 @Override
                 public List<PublishResult> publish(List<OutboxEvent> events) {
@@ -79,10 +81,7 @@ class LogCaptureTest {
                 assertTrue(BrokerOutageTest.awaitPublications(published, 2, 60), "the relay published the events");
                 OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(db.pool("operator", 1))
                         .schema(db.schema()).build();
-                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (deadLetters.count() == 0 && System.nanoTime() < deadline) {
-                    Thread.sleep(100);
-                }
+                Await.until("the undecodable row dead-lettered", Duration.ofSeconds(60), () -> deadLetters.count() > 0);
                 assertEquals(1, deadLetters.count(), "the undecodable row was dead-lettered");
             } finally {
                 relay.stop();
@@ -145,7 +144,7 @@ class LogCaptureTest {
                 LeaseRequest.builder("k-" + UUID.randomUUID(), tenant)
                         .lease(Duration.ofMillis(200)).resultType(String.class).build(),
                 leased -> {
-                    Thread.sleep(600);
+                    Thread.sleep(600); // time itself: past the 200 ms lease
                     return "late " + marker;
                 }, (PostgresTransaction tx, String s) -> s));
         Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
@@ -233,7 +232,7 @@ class LogCaptureTest {
             thrown.add(assertThrows(LeaseLostException.class, () -> executor.runWithLease(
                     LeaseRequest.builder(lost, tenant).lease(Duration.ofMillis(200)).resultType(String.class).build(),
                     leased -> {
-                        Thread.sleep(600);
+                        Thread.sleep(600); // time itself: past the 200 ms lease
                         return "late " + marker;
                     }, (PostgresTransaction tx, String s) -> s)));
             Sweeper.builder(db.pool("sweeper", 1)).schema(db.schema()).build().sweepOnce();
@@ -309,12 +308,8 @@ class LogCaptureTest {
                 .count();
     }
 
-    private static void awaitBatchFailures(ListAppender<ILoggingEvent> captured, int atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (batchFailures(captured) < atLeast) {
-            assertTrue(System.nanoTime() < deadline, "the relay's marking statement failed " + atLeast + " times");
-            Thread.sleep(50);
-        }
+    private static void awaitBatchFailures(ListAppender<ILoggingEvent> captured, int atLeast) {
+        Await.until("the relay's marking statement failing " + atLeast + " times", () -> batchFailures(captured) >= atLeast);
     }
 
     /** {@code t}, its causes and everything suppressed along the way. */

@@ -6,6 +6,7 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
+import dev.idempotency.outbox.publisher.http.HttpWebhookPublisherConfig;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -27,9 +28,9 @@ class RelayKillTest {
         PublishedEvents published = new PublishedEvents();
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_relay_kill");
              WebhookSink sink = new WebhookSink(published).delayMillis(5);
-             HttpWebhookPublisher survivorPublisher = HttpWebhookPublisher.builder()
+             HttpWebhookPublisher survivorPublisher = new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
                      .baseUrl(sink.baseUrl()).connectTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(1))
-                     .header(WebhookSink.RELAY_HEADER, "survivor").build();
+                     .header(WebhookSink.RELAY_HEADER, "survivor").build());
              RelayProcess doomed = RelayProcess.start("doomed", db, sink.baseUrl())) {
             assertTrue(doomed.awaitRunning(90), "the relay process did not start:\n" + doomed.output());
             Ledger ledger = new Ledger();

@@ -7,6 +7,7 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
+import dev.idempotency.outbox.publisher.http.HttpWebhookPublisherConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,9 +47,9 @@ class SoakTest {
         try (FaultDatabase db = FaultDatabase.onSharedServer("fault_soak");
              WebhookSink sink = new WebhookSink(published);
              TcpProxy broker = TcpProxy.to(sink.port());
-             HttpWebhookPublisher steadyPublisher = HttpWebhookPublisher.builder()
+             HttpWebhookPublisher steadyPublisher = new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
                      .baseUrl(baseUrl(broker)).connectTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(1))
-                     .header(WebhookSink.RELAY_HEADER, "steady").build()) {
+                     .header(WebhookSink.RELAY_HEADER, "steady").build())) {
             int relayNumber = 0;
             for (; relayNumber < 2; relayNumber++) {
                 relays.add(RelayProcess.start("soak-relay-" + relayNumber, db, baseUrl(broker)));

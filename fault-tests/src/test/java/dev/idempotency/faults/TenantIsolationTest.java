@@ -19,6 +19,7 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.jdbc.Sweeper;
 import dev.idempotency.jdbc.UnknownOutcomes;
+import dev.idempotency.testing.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,6 +29,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -145,7 +147,7 @@ class TenantIsolationTest {
         assertThrows(LeaseLostException.class, () -> executor.runWithLease(
                 LeaseRequest.builder(key, tenantA).lease(Duration.ofMillis(200)).resultType(String.class).build(),
                 leased -> {
-                    Thread.sleep(600);
+                    Thread.sleep(600); // time itself: past the 200 ms lease
                     return secretA;
                 }, (tx, external) -> effect(tx, external)));
         IdempotencyConfig config = IdempotencyConfig.builder().schema(db.schema()).build();
@@ -174,16 +176,15 @@ class TenantIsolationTest {
                 return "ok";
             });
             HttpClient http = HttpClient.newHttpClient();
-            String body = "";
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (System.nanoTime() < deadline && !body.matches("(?s).*outbox_events_published_total [1-9].*")) {
-                Thread.sleep(200);
+            AtomicReference<String> metrics = new AtomicReference<>("");
+            Await.until("the published counter above 0 on /metrics", Duration.ofSeconds(60), () -> {
                 if (relay.metricsUrl() != null) {
-                    body = http.send(HttpRequest.newBuilder(URI.create(relay.metricsUrl())).build(),
-                            HttpResponse.BodyHandlers.ofString()).body();
+                    metrics.set(http.send(HttpRequest.newBuilder(URI.create(relay.metricsUrl())).build(),
+                            HttpResponse.BodyHandlers.ofString()).body());
                 }
-            }
-            assertTrue(body.matches("(?s).*outbox_events_published_total [1-9].*"), "the event was not published:\n" + body);
+                return metrics.get().matches("(?s).*outbox_events_published_total [1-9].*");
+            });
+            String body = metrics.get();
             assertFalse(body.contains(tenantA), "a metric names the tenant:\n" + body);
             assertFalse(body.contains("tenant"), "a metric has a tenant label:\n" + body);
             assertFalse(body.contains(secretA));

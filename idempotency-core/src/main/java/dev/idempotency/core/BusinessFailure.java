@@ -8,6 +8,10 @@ import java.util.Objects;
  * by a callback, it is stored for the key and thrown again, {@linkplain #replayed() marked as
  * replayed}, to every later caller. The callback's business writes and outbox events are rolled
  * back; the key keeps the failure. Throw any other exception for failures a retry may fix.
+ *
+ * <p>It is the application's outcome, not the library's failure, so it is deliberately not an
+ * {@link IdempotencyException}: a {@code catch (IdempotencyException e)} that maps the library's
+ * failures to 409/422/503 never swallows a declined card.
  */
 public class BusinessFailure extends RuntimeException {
     /** Upper bound on {@link #code()} so a stored failure stays small. */

@@ -4,7 +4,7 @@ package dev.idempotency.core;
  * The idempotency key or tenant is missing or malformed; nothing was sent to the database.
  * The message names the field. Map to HTTP 400.
  */
-public class InvalidIdempotencyKeyException extends IllegalArgumentException {
+public class InvalidIdempotencyKeyException extends IdempotencyException {
     private final String field;
 
     public InvalidIdempotencyKeyException(String field, String problem) {

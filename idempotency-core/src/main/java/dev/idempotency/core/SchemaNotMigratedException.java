@@ -5,7 +5,7 @@ package dev.idempotency.core;
  * or the configured schema is not the one they were applied to. Nothing ran. The message names the
  * schema searched and both fixes; this is a deployment error, not a retryable one.
  */
-public class SchemaNotMigratedException extends IllegalStateException {
+public class SchemaNotMigratedException extends IdempotencyException {
     private final String schema;
 
     public SchemaNotMigratedException(String message, String schema, Throwable cause) {

@@ -105,7 +105,8 @@ final class HttpFixture implements BeforeAllCallback, AfterAllCallback, BeforeEa
 
     /** The stored result's JSON as PostgreSQL holds it. */
     String storedResult(String tenant, String key) {
-        return jdbi().withHandle(h -> h.createQuery("SELECT result::text FROM idempotency_keys WHERE tenant_id = :t AND idempotency_key = :k")
+        return jdbi().withHandle(h -> h.createQuery(
+                        "SELECT result::text FROM idempotency_keys WHERE tenant_id = :t AND idempotency_key = :k")
                 .bind("t", tenant).bind("k", key).mapTo(String.class).one());
     }
 

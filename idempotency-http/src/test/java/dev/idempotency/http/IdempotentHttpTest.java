@@ -14,8 +14,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.zaxxer.hikari.HikariConfig;
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.InvalidIdempotencyKeyException;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.jdbc.PostgresTransaction;
+import dev.idempotency.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
@@ -213,7 +215,7 @@ class IdempotentHttpTest {
         assertTrue(firstInside.await(10, TimeUnit.SECONDS));
         Future<HttpResult> duplicate = threads.submit(() -> http.handle(post(key, "{\"amount\":5}").build(), TENANT,
                 tx -> createPayment(tx, runs, 5)));
-        Thread.sleep(300); // the duplicate is now blocked on the first's uncommitted key row
+        awaitDuplicateWaiting();
         assertFalse(duplicate.isDone(), "the duplicate waits while the first runs");
         release.countDown();
 
@@ -341,7 +343,8 @@ class IdempotentHttpTest {
         String key = newKey();
         HttpResult rejected = http.handle(post(key, "{}").build(), TENANT, tx -> {
             createPayment(tx, runs, 1);
-            return HttpResponseData.builder(400).contentType("application/json").body("{\"error\":\"amount\"}".getBytes(StandardCharsets.UTF_8)).build();
+            return HttpResponseData.builder(400).contentType("application/json")
+                    .body("{\"error\":\"amount\"}".getBytes(StandardCharsets.UTF_8)).build();
         });
         assertEquals(HttpResult.Kind.NOT_STORED, rejected.kind());
         assertEquals(400, rejected.status());
@@ -387,7 +390,8 @@ class IdempotentHttpTest {
         assertEquals(0, db.keyRows(key, TENANT));
 
         String other = newKey();
-        HttpResult atLimit = small.handle(post(other, "{}").build(), TENANT, tx -> HttpResponseData.builder(200).body(new byte[10]).build());
+        HttpResult atLimit = small.handle(post(other, "{}").build(), TENANT,
+                tx -> HttpResponseData.builder(200).body(new byte[10]).build());
         assertEquals(HttpResult.Kind.FIRST_RUN, atLimit.kind());
         assertEquals(1, db.keyRows(other, TENANT));
     }
@@ -406,8 +410,9 @@ class IdempotentHttpTest {
 
     @Test
     void aMalformedTenantIsTheApplicationsErrorNotA400() {
-        assertThrows(IllegalArgumentException.class,
+        InvalidIdempotencyKeyException refused = assertThrows(InvalidIdempotencyKeyException.class,
                 () -> http.handle(post(newKey(), "{}").build(), " ", tx -> createPayment(tx, runs, 1)));
+        assertEquals("tenant", refused.field());
         assertEquals(0, runs.get());
     }
 
@@ -454,7 +459,8 @@ class IdempotentHttpTest {
         HttpResult missing = http.handleRequiringKey(HttpRequestData.builder("PUT", "/payments/1").build(), TENANT,
                 tx -> createPayment(tx, runs, 1));
         assertEquals(400, missing.status());
-        HttpResult first = http.handleRequiringKey(HttpRequestData.builder("PUT", "/payments/1").keyFieldLines(List.of("\"" + key + "\"")).build(),
+        HttpResult first = http.handleRequiringKey(
+                HttpRequestData.builder("PUT", "/payments/1").keyFieldLines(List.of("\"" + key + "\"")).build(),
                 TENANT, tx -> createPayment(tx, runs, 1));
         assertEquals(HttpResult.Kind.FIRST_RUN, first.kind());
     }
@@ -473,7 +479,7 @@ class IdempotentHttpTest {
         assertTrue(firstInside.await(10, TimeUnit.SECONDS));
         Future<HttpResult> duplicate = threads.submit(() -> http.handle(post(key, "{\"amount\":5}").build(), TENANT,
                 tx -> createPayment(tx, runs, 5)));
-        Thread.sleep(300);
+        awaitDuplicateWaiting();
         release.countDown();
 
         assertEquals(HttpResult.Kind.NOT_STORED, first.get(10, TimeUnit.SECONDS).kind());
@@ -497,5 +503,10 @@ class IdempotentHttpTest {
         assertTrue(again.replayed());
         assertEquals("card_declined", again.code());
         assertEquals(1, runs.get());
+    }
+
+    /** Until a duplicate waits for the first call of its key, in this process (the executor's InFlightCalls). */
+    private static void awaitDuplicateWaiting() {
+        Await.threadsWaitingIn("dev.idempotency.jdbc.InFlightCalls$Duplicate", "awaitFirst", 1);
     }
 }

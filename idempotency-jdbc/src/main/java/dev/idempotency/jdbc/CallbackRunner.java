@@ -154,11 +154,8 @@ final class CallbackRunner {
         };
         try {
             storeAndEnd(handle, owner,
-                    ending -> outbox.completion(ending.completeKey(), ending.completeKeyWithOneEvent(), ending.completeKeyWithEvents(),
-                            ending.completeKeyWithOneTracedEvent(), ending.completeKeyWithTracedEvents()),
-                    binding, () -> outbox.completion(sql.completeKey, sql.completeKeyWithOneEvent, sql.completeKeyWithEvents,
-                                    sql.completeKeyWithOneTracedEvent, sql.completeKeyWithTracedEvents)
-                            .execute(handle.getConnection(), binding));
+                    ending -> ending.storeResult().of(outbox),
+                    binding, () -> sql.storeResult.of(outbox).execute(handle.getConnection(), binding));
         } catch (RuntimeException e) {
             throw completionFailure(e, key, tenant);
         }

@@ -573,11 +573,8 @@ final class ExecutorSql {
     final JdbcStatement findLeaseExpiry;
     final JdbcStatement releaseLease;
     final JdbcStatement failLeasedKey;
-    final JdbcStatement completeKeyWithEvents;
-    final JdbcStatement completeKeyWithOneEvent;
-    /** {@link #completeKeyWithEvents} and {@link #completeKeyWithOneEvent} with the trace context columns ({@link #TRACE_COLUMNS}). */
-    final JdbcStatement completeKeyWithTracedEvents;
-    final JdbcStatement completeKeyWithOneTracedEvent;
+    /** The completions that store a result, alone in their execution. */
+    final StoreResult storeResult;
     /** The completions, each with our {@link #COMMIT} after it in the same execution ({@link Completions}). */
     final Completions thenCommit;
     /**
@@ -587,15 +584,30 @@ final class ExecutorSql {
     final Completions thenReleaseClaim;
     /** Join mode: {@link #CLAIM_SAVEPOINT}, then {@link #claimForCallback}'s three statements, in one execution. */
     final JdbcStatement claimInCallersTransaction;
-    /** {@link #CLAIM_BATCH}: the batch consumer's claim, four statements in one execution. */
-    final JdbcStatement claimBatch;
-    final JdbcStatement completeBatch;
-    final JdbcStatement releaseBatchClaims;
-    final JdbcStatement takeAttemptSlot;
-    final String listUnknownOutcomes;
-    final String resolveUnknownAsCompleted;
-    final String resolveUnknownAsFailed;
-    final String resolveUnknownAsNotRun;
+
+    /**
+     * The statements that store a result and the outbox events of its transaction: for no event, one
+     * and several ({@link #COMPLETE_KEY}, {@link #COMPLETE_KEY_WITH_ONE_EVENT},
+     * {@link #COMPLETE_KEY_WITH_EVENTS}), each without and with the trace context columns
+     * ({@link #TRACE_COLUMNS}); {@link #of} picks the one the transaction's events bind.
+     */
+    record StoreResult(JdbcStatement completeKey, JdbcStatement completeKeyWithOneEvent, JdbcStatement completeKeyWithEvents,
+                       JdbcStatement completeKeyWithOneTracedEvent, JdbcStatement completeKeyWithTracedEvents) {
+        /** Each template rendered for {@code quotedSchema}, then {@code after} (empty, or statements run in the same execution). */
+        private StoreResult(String quotedSchema, String after) {
+            this(JdbcStatement.of(render(COMPLETE_KEY, quotedSchema) + after),
+                    JdbcStatement.of(render(COMPLETE_KEY_WITH_ONE_EVENT, quotedSchema) + after),
+                    JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + after),
+                    JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_ONE_EVENT, quotedSchema) + after),
+                    JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + after));
+        }
+
+        /** The statement for the events {@code outbox} holds ({@link TransactionOutbox#completion}). */
+        JdbcStatement of(TransactionOutbox outbox) {
+            return outbox.completion(completeKey, completeKeyWithOneEvent, completeKeyWithEvents,
+                    completeKeyWithOneTracedEvent, completeKeyWithTracedEvents);
+        }
+    }
 
     /**
      * The statements that store a callback's outcome, each followed in the same execution by the
@@ -603,23 +615,63 @@ final class ExecutorSql {
      * with one Sync, so it costs no round trip of its own. A completion that matched no key row
      * fails ({@link #REQUIRE_ONE_KEY_ROW}), and PostgreSQL skips the ending after it.
      *
-     * @param completeKey {@link #COMPLETE_KEY}, then the ending
-     * @param completeKeyWithOneEvent {@link #COMPLETE_KEY_WITH_ONE_EVENT}, then the ending
-     * @param completeKeyWithEvents {@link #COMPLETE_KEY_WITH_EVENTS}, then the ending
-     * @param completeKeyWithOneTracedEvent {@link #COMPLETE_KEY_WITH_ONE_EVENT} with trace context, then the ending
-     * @param completeKeyWithTracedEvents {@link #COMPLETE_KEY_WITH_EVENTS} with trace context, then the ending
+     * @param storeResult the {@link StoreResult} statements, each then the ending
      * @param failKey a rollback to {@link #CALLBACK_SAVEPOINT}, {@link #FAIL_KEY}, then the ending
      */
-    record Completions(JdbcStatement completeKey, JdbcStatement completeKeyWithOneEvent, JdbcStatement completeKeyWithEvents,
-                       JdbcStatement completeKeyWithOneTracedEvent, JdbcStatement completeKeyWithTracedEvents,
-                       JdbcStatement failKey) {
+    record Completions(StoreResult storeResult, JdbcStatement failKey) {
         private Completions(String quotedSchema, String ending) {
-            this(JdbcStatement.of(render(COMPLETE_KEY, quotedSchema) + ";\n" + ending),
-                    JdbcStatement.of(render(COMPLETE_KEY_WITH_ONE_EVENT, quotedSchema) + ";\n" + ending),
-                    JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + ";\n" + ending),
-                    JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_ONE_EVENT, quotedSchema) + ";\n" + ending),
-                    JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_EVENTS, quotedSchema) + ";\n" + ending),
+            this(new StoreResult(quotedSchema, ";\n" + ending),
                     JdbcStatement.of(ROLLBACK_TO_CALLBACK_SAVEPOINT + ";\n" + render(FAIL_KEY, quotedSchema) + ";\n" + ending));
+        }
+    }
+
+    /**
+     * The batch consumer's statements ({@link IdempotentBatchConsumer}), rendered apart from the
+     * executor's: a batch consumer renders these, not every statement of the module. Run on the batch
+     * transaction's connection, as the executor's are.
+     */
+    static final class BatchStatements {
+        /** {@link #CLAIM_BATCH}: the batch's claim, four statements in one execution. */
+        final JdbcStatement claimBatch;
+        final JdbcStatement reclaimExpiredKey;
+        final JdbcStatement completeBatch;
+        final StoreResult storeResult;
+        final JdbcStatement failKey;
+        final JdbcStatement failAbandonedKey;
+        final JdbcStatement releaseBatchClaims;
+        final JdbcStatement takeAttemptSlot;
+
+        /** Renders the batch consumer's templates for {@code schema}, which its executor's configuration validated. */
+        BatchStatements(String schema) {
+            String quoted = '"' + schema + '"';
+            this.claimBatch = JdbcStatement.of(render(CLAIM_BATCH, quoted));
+            this.reclaimExpiredKey = JdbcStatement.of(render(RECLAIM_EXPIRED_KEY, quoted));
+            this.completeBatch = JdbcStatement.of(render(COMPLETE_BATCH, quoted));
+            this.storeResult = new StoreResult(quoted, "");
+            this.failKey = JdbcStatement.of(render(FAIL_KEY, quoted));
+            this.failAbandonedKey = JdbcStatement.of(render(FAIL_ABANDONED_KEY, quoted));
+            this.releaseBatchClaims = JdbcStatement.of(render(RELEASE_BATCH_CLAIMS, quoted));
+            this.takeAttemptSlot = JdbcStatement.of(render(TAKE_ATTEMPT_SLOT, quoted));
+        }
+    }
+
+    /**
+     * The operator's statements ({@link UnknownOutcomes}), rendered apart from the executor's. Plain
+     * text, run on the operator's own Jdbi.
+     */
+    static final class UnknownOutcomeStatements {
+        final String listUnknownOutcomes;
+        final String resolveUnknownAsCompleted;
+        final String resolveUnknownAsFailed;
+        final String resolveUnknownAsNotRun;
+
+        /** Renders the operator's templates for {@code schema}, which its configuration validated. */
+        UnknownOutcomeStatements(String schema) {
+            String quoted = '"' + schema + '"';
+            this.listUnknownOutcomes = render(LIST_UNKNOWN_OUTCOMES, quoted);
+            this.resolveUnknownAsCompleted = render(RESOLVE_UNKNOWN_AS_COMPLETED, quoted);
+            this.resolveUnknownAsFailed = render(RESOLVE_UNKNOWN_AS_FAILED, quoted);
+            this.resolveUnknownAsNotRun = render(RESOLVE_UNKNOWN_AS_NOT_RUN, quoted);
         }
     }
 
@@ -657,7 +709,11 @@ final class ExecutorSql {
         }
     }
 
-    /** Renders the templates for {@code schema}, which the configuration has already validated. */
+    /**
+     * Renders the executor's templates for {@code schema}, which the configuration has already
+     * validated; the sweeper's, the batch consumer's and the operator's are rendered by their own
+     * classes ({@link SweeperStatements}, {@link BatchStatements}, {@link UnknownOutcomeStatements}).
+     */
     ExecutorSql(String schema) {
         String quoted = '"' + schema + '"';
         this.claimKey = JdbcStatement.of(render(CLAIM_KEY, quoted));
@@ -673,21 +729,10 @@ final class ExecutorSql {
         this.findLeaseExpiry = JdbcStatement.of(render(FIND_LEASE_EXPIRY, quoted));
         this.releaseLease = JdbcStatement.of(render(RELEASE_LEASE, quoted));
         this.failLeasedKey = JdbcStatement.of(render(FAIL_LEASED_KEY, quoted));
-        this.completeKeyWithEvents = JdbcStatement.of(render(COMPLETE_KEY_WITH_EVENTS, quoted));
-        this.completeKeyWithOneEvent = JdbcStatement.of(render(COMPLETE_KEY_WITH_ONE_EVENT, quoted));
-        this.completeKeyWithTracedEvents = JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_EVENTS, quoted));
-        this.completeKeyWithOneTracedEvent = JdbcStatement.of(renderTraced(COMPLETE_KEY_WITH_ONE_EVENT, quoted));
+        this.storeResult = new StoreResult(quoted, "");
         this.thenCommit = new Completions(quoted, COMMIT);
         this.thenReleaseClaim = new Completions(quoted, RELEASE_CLAIM_SAVEPOINT);
         this.claimInCallersTransaction = JdbcStatement.of(CLAIM_SAVEPOINT + ";\n" + claimForCallback.namedSql());
-        this.claimBatch = JdbcStatement.of(render(CLAIM_BATCH, quoted));
-        this.completeBatch = JdbcStatement.of(render(COMPLETE_BATCH, quoted));
-        this.releaseBatchClaims = JdbcStatement.of(render(RELEASE_BATCH_CLAIMS, quoted));
-        this.takeAttemptSlot = JdbcStatement.of(render(TAKE_ATTEMPT_SLOT, quoted));
-        this.listUnknownOutcomes = render(LIST_UNKNOWN_OUTCOMES, quoted);
-        this.resolveUnknownAsCompleted = render(RESOLVE_UNKNOWN_AS_COMPLETED, quoted);
-        this.resolveUnknownAsFailed = render(RESOLVE_UNKNOWN_AS_FAILED, quoted);
-        this.resolveUnknownAsNotRun = render(RESOLVE_UNKNOWN_AS_NOT_RUN, quoted);
     }
 
     private static String render(String template, String quotedSchema) {

@@ -1,6 +1,7 @@
 package dev.idempotency.jdbc;
 
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.TransientFailureException;
 import dev.idempotency.core.consumer.Delivery;
@@ -119,7 +120,7 @@ public final class IdempotentBatchConsumer {
     private final PostgresIdempotentExecutor executor;
     private final String name;
     private final int maxAttempts;
-    private final ExecutorSql sql;
+    private final ExecutorSql.BatchStatements sql;
     private final ResultCodec codec;
     private final ResultCodec.StoredResult applied;
     private final String waitBudget;
@@ -131,7 +132,7 @@ public final class IdempotentBatchConsumer {
         this.name = name;
         this.maxAttempts = maxAttempts;
         this.traces = traces;
-        this.sql = new ExecutorSql(executor.config().schema());
+        this.sql = new ExecutorSql.BatchStatements(executor.config().schema());
         this.codec = new ResultCodec(executor.config());
         // What IdempotentConsumer's executor call stores for an applied message and for an attempt slot.
         this.applied = codec.encode(Boolean.TRUE, Boolean.class);
@@ -260,7 +261,7 @@ public final class IdempotentBatchConsumer {
                 String messageTenant = tenant.apply(message);
                 String id = messageId.apply(message);
                 batch.add(i, messageTenant, id, ConsumerKeys.messageKey(name, id, messageTenant));
-            } catch (IllegalArgumentException e) {
+            } catch (InvalidIdempotencyKeyException | IllegalArgumentException e) {
                 batch.decide(i, Delivery.failed(Delivery.Outcome.INVALID, e));
             }
         }
@@ -660,13 +661,11 @@ public final class IdempotentBatchConsumer {
     }
 
     private void storeWithEvents(Connection connection, Claim claim, TransactionOutbox outbox) {
-        outbox.completion(sql.completeKey, sql.completeKeyWithOneEvent, sql.completeKeyWithEvents,
-                        sql.completeKeyWithOneTracedEvent, sql.completeKeyWithTracedEvents)
-                .execute(connection, call -> {
-                    call.text("tenant", claim.tenant).text("key", claim.key).text("result", applied.json())
-                            .text("resultType", applied.typeName());
-                    outbox.bindEvents(call);
-                });
+        sql.storeResult.of(outbox).execute(connection, call -> {
+            call.text("tenant", claim.tenant).text("key", claim.key).text("result", applied.json())
+                    .text("resultType", applied.typeName());
+            outbox.bindEvents(call);
+        });
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.core.IdempotencyException;
+
 /**
  * A connection pooler between the application and PostgreSQL (PgBouncer in transaction or statement
  * mode, without prepared-statement tracking) hands this client's server-side prepared statements to
@@ -7,7 +9,7 @@ package dev.idempotency.jdbc;
  * is built or the relay starts and such a pooler is detected, and when one of its errors is met
  * during a call; the message names the fix. Nothing was committed by the call that raised it.
  */
-public final class PoolerBreaksPreparedStatementsException extends IllegalStateException {
+public final class PoolerBreaksPreparedStatementsException extends IdempotencyException {
     /** What to change, the same in every message. */
     public static final String FIX = "Use PgBouncer >= 1.21 with max_prepared_statements > 0 (statements stay prepared), "
             + "or add prepareThreshold=0 to the JDBC URL (e.g. jdbc:postgresql://host:6432/db?prepareThreshold=0; "

@@ -182,7 +182,8 @@ final class ResultCodec {
             }
             return BusinessFailure.replayed(node.path("code").asText(), node.path("message").asText(), details);
         } catch (JsonProcessingException e) {
-            throw new IllegalStateException("stored failure is not valid JSON (" + RedactedErrors.jsonProblem(e) + ")", RedactedErrors.jsonStandIn(e));
+            throw new IllegalStateException("stored failure is not valid JSON (" + RedactedErrors.jsonProblem(e) + ")",
+                    RedactedErrors.jsonStandIn(e));
         }
     }
 

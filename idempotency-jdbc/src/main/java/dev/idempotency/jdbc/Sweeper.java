@@ -1,6 +1,5 @@
 package dev.idempotency.jdbc;
 
-import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.SchemaNotMigratedException;
 import dev.idempotency.core.internal.SchemaNames;
 import dev.idempotency.jdbc.internal.RedactedErrors;

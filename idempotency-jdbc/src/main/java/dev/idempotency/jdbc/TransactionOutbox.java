@@ -2,7 +2,6 @@ package dev.idempotency.jdbc;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.internal.Labels;
 import dev.idempotency.core.internal.tracing.Traces;
 import dev.idempotency.core.internal.tracing.W3cContext;

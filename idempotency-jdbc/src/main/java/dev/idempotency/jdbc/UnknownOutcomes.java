@@ -28,14 +28,14 @@ public final class UnknownOutcomes {
 
     private final Jdbi jdbi;
     private final String schema;
-    private final ExecutorSql sql;
+    private final ExecutorSql.UnknownOutcomeStatements sql;
     private final ResultCodec codec;
     private final double retentionSeconds;
 
     private UnknownOutcomes(Jdbi jdbi, IdempotencyConfig config) {
         this.jdbi = jdbi;
         this.schema = config.schema();
-        this.sql = new ExecutorSql(config.schema());
+        this.sql = new ExecutorSql.UnknownOutcomeStatements(config.schema());
         this.codec = new ResultCodec(config);
         this.retentionSeconds = config.retention().toMillis() / 1000.0;
     }

@@ -138,7 +138,13 @@ class ReadmeExamples {
 
         Delivery delivery = consumer.consume(message.id(), message.tenant(), tx ->
                 tx.handle().createUpdate("INSERT INTO shipments (order_id) VALUES (:o)").bind("o", orderId).execute());
-        if (delivery.acknowledge()) broker.ack(); else if (delivery.retryLater()) broker.nackAndRequeue(); else broker.deadLetter();
+        if (delivery.acknowledge()) {
+            broker.ack();
+        } else if (delivery.retryLater()) {
+            broker.nackAndRequeue();
+        } else {
+            broker.deadLetter();
+        }
         // end::consumer[]
         return delivery;
     }
@@ -163,9 +169,13 @@ class ReadmeExamples {
         // consume() has committed: only now tell the broker.
         for (IdempotentBatchConsumer.Result<Message> result : results) {
             Delivery delivery = result.delivery();
-            if (delivery.acknowledge()) broker.ack(result.message());
-            else if (delivery.retryLater()) broker.nackAndRequeue(result.message());
-            else broker.deadLetter(result.message());
+            if (delivery.acknowledge()) {
+                broker.ack(result.message());
+            } else if (delivery.retryLater()) {
+                broker.nackAndRequeue(result.message());
+            } else {
+                broker.deadLetter(result.message());
+            }
         }
         // end::batch-consumer[]
         return results;

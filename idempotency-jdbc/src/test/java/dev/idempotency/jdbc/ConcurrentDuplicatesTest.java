@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import static dev.idempotency.jdbc.ExecutorFixture.awaitDuplicatesWaitingInProcess;
 import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -84,7 +85,7 @@ class ConcurrentDuplicatesTest {
                     Outcome<Long> outcome = executor.run(key, "t1", Long.class, tx -> {
                         runs.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
                         long id = insertPayment(tx, 100);
-                        Thread.sleep(20); // keep the transaction open so that others pile up behind it
+                        Thread.sleep(20); // widens the race: others pile up behind this open transaction (the outcome holds either way)
                         return id;
                     });
                     resultsSeen.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(outcome.result());
@@ -127,7 +128,7 @@ class ConcurrentDuplicatesTest {
             return "never";
         }));
 
-        awaitBackendWaitingOnALock(key);
+        db.awaitCallersWaitingOnAKeyRow(1);
         releaseFirst.countDown();
 
         Outcome<String> replay = duplicate.get(30, TimeUnit.SECONDS);
@@ -200,7 +201,8 @@ class ConcurrentDuplicatesTest {
                 })));
             }
 
-            Thread.sleep(600); // past the pool's timeout: duplicates waiting for a connection would have failed by now
+            awaitDuplicatesWaitingInProcess(8);
+            Thread.sleep(600); // time itself: past the pool's timeout: duplicates waiting for a connection would have failed by now
             releaseFirst.countDown();
 
             String result = first.get(30, TimeUnit.SECONDS).result();
@@ -236,7 +238,7 @@ class ConcurrentDuplicatesTest {
                 return "never";
             })));
         }
-        Thread.sleep(200);
+        awaitDuplicatesWaitingInProcess(4);
         releaseFirst.countDown();
 
         ExecutionException firstFailure = assertThrows(ExecutionException.class, () -> first.get(30, TimeUnit.SECONDS));
@@ -268,7 +270,7 @@ class ConcurrentDuplicatesTest {
             otherRuns.incrementAndGet();
             return "never";
         }));
-        Thread.sleep(200);
+        db.awaitCallersWaitingOnAKeyRow(1); // another fingerprint is not coalesced: it waits on the key row
         releaseFirst.countDown();
 
         assertEquals("paid", first.get(30, TimeUnit.SECONDS).result());
@@ -292,7 +294,7 @@ class ConcurrentDuplicatesTest {
         }));
         assertTrue(holderInside.await(30, TimeUnit.SECONDS));
         Future<Outcome<String>> first = pool.submit(() -> executor.run(key, "t1", tx -> "never"));
-        awaitBackendWaitingOnALock(key);
+        db.awaitCallersWaitingOnAKeyRow(1);
         long started = System.nanoTime();
 
         // Waits for the first call here, which gets nothing to share (in progress), then for what is left on the row.
@@ -323,7 +325,7 @@ class ConcurrentDuplicatesTest {
         assertTrue(firstInside.await(30, TimeUnit.SECONDS));
         Future<Outcome<String>> duplicate = pool.submit(() -> otherProcess.run(key, "t1", tx -> "second-" + insertPayment(tx, 2)));
 
-        awaitBackendWaitingOnALock(key);
+        db.awaitCallersWaitingOnAKeyRow(1);
         releaseFirst.countDown();
 
         ExecutionException failed = assertThrows(ExecutionException.class, () -> first.get(30, TimeUnit.SECONDS));
@@ -355,7 +357,7 @@ class ConcurrentDuplicatesTest {
                 return "second-" + insertPayment(tx, 2);
             })));
         }
-        Thread.sleep(200);
+        awaitDuplicatesWaitingInProcess(4);
         releaseFirst.countDown();
 
         ExecutionException failed = assertThrows(ExecutionException.class, () -> first.get(30, TimeUnit.SECONDS));
@@ -368,21 +370,5 @@ class ConcurrentDuplicatesTest {
         assertEquals(1, outcomes.stream().filter(o -> !o.replayed()).count(), String.valueOf(outcomes));
         assertEquals(1, outcomes.stream().map(Outcome::result).distinct().count(), String.valueOf(outcomes));
         assertEquals(1, db.payments(key, "t1"));
-    }
-
-    /** Waits until some backend of this test database is blocked on a heavyweight lock (our row lock). */
-    private static void awaitBackendWaitingOnALock(String key) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            long waiting = db.jdbi.withHandle(h -> h.createQuery(
-                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE :ourTable")
-                    .bind("ourTable", "%\"" + db.schema.name() + "\".idempotency_keys%")
-                    .mapTo(Long.class).one());
-            if (waiting > 0) {
-                return;
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no caller ever waited on the row lock of " + key);
     }
 }

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.testing.LockWaits;
 import dev.idempotency.testing.MigratedSchema;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
@@ -41,11 +41,12 @@ class ExecutorAcrossV4MigrationTest {
         CompletableFuture<Outcome<String>> waiting;
         try (Handle openWriter = jdbi.open()) {
             openWriter.begin();
-            openWriter.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) VALUES ('t1', 'payments', 'open', '{}')");
+            openWriter.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) "
+                    + "VALUES ('t1', 'payments', 'open', '{}')");
             migration = CompletableFuture.runAsync(() -> IdempotencyMigrations.migrate(schema.dataSource(), schema.name(), "4"));
-            waitFor(jdbi, 1);
+            LockWaits.awaitTable(schema.dataSource(), schema.name() + ".outbox_events", 1);
             waiting = CompletableFuture.supplyAsync(() -> writeEvent(executor, "during"));
-            waitFor(jdbi, 2);
+            LockWaits.awaitTable(schema.dataSource(), schema.name() + ".outbox_events", 2);
             openWriter.commit();
         }
         migration.get(30, TimeUnit.SECONDS);
@@ -70,16 +71,5 @@ class ExecutorAcrossV4MigrationTest {
             tx.outbox().publish("payments", partitionKey, Map.of("n", 1));
             return tx.handle().createQuery("SELECT pg_current_xact_id()::text").mapTo(String.class).one();
         });
-    }
-
-    /** Until {@code waiters} sessions wait for a lock on the V3 outbox table. */
-    private void waitFor(Jdbi jdbi, int waiters) throws InterruptedException {
-        Supplier<Long> waiting = () -> jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_locks "
-                + "WHERE NOT granted AND relation = to_regclass('" + schema.name() + ".outbox_events')").mapTo(Long.class).one());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (waiting.get() < waiters) {
-            assertTrue(System.nanoTime() < deadline, "timed out waiting for " + waiters + " lock waiters");
-            Thread.sleep(5);
-        }
     }
 }

@@ -2,6 +2,8 @@ package dev.idempotency.jdbc;
 
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.testing.Await;
+import dev.idempotency.testing.LockWaits;
 import dev.idempotency.testing.MigratedSchema;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +65,22 @@ final class ExecutorFixture implements BeforeAllCallback, AfterAllCallback, Befo
         IdempotencyConfig.Builder config = IdempotencyConfig.builder().schema(schema.name());
         settings.accept(config);
         return PostgresIdempotentExecutor.builder(schema.dataSource()).config(config.build()).build();
+    }
+
+    /** Until {@code callers} calls wait on another call's lock of a key row of this schema (KeyClaims' claim). */
+    void awaitCallersWaitingOnAKeyRow(int callers) {
+        LockWaits.awaitStatements(schema.dataSource(), "\"" + schema.name() + "\".idempotency_keys", callers);
+    }
+
+    /** Until {@code duplicates} calls wait in this JVM for the first call of their key, holding no connection. */
+    static void awaitDuplicatesWaitingInProcess(int duplicates) {
+        Await.threadsWaitingIn(InFlightCalls.class.getName() + "$Duplicate", "awaitFirst", duplicates);
+    }
+
+    /** Until {@code column} (a timestamp such as {@code expires_at}) of {@code key}'s row is past the database's clock. */
+    void awaitPast(String key, String column) {
+        Await.until(column + " of " + key + " past", () -> jdbi.withHandle(h -> h.createQuery("SELECT " + column
+                + " < now() FROM idempotency_keys WHERE idempotency_key = :k").bind("k", key).mapTo(Boolean.class).one()));
     }
 
     static String newKey() {

@@ -184,7 +184,8 @@ class IdempotentConsumerTest {
     void aHandlerThatKeepsFailingIsDeadLetteredOnItsMaxAttemptsThFailureAndTheOperatorIsWarnedWithoutThePayload() {
         String messageId = UUID.randomUUID().toString();
         String payload = "PAYLOAD-" + UUID.randomUUID();
-        IdempotentConsumer<PostgresTransaction> failing = IdempotentConsumer.builder(db.executor(), "failing-projector").maxAttempts(3).build();
+        IdempotentConsumer<PostgresTransaction> failing = IdempotentConsumer.builder(db.executor(), "failing-projector")
+                .maxAttempts(3).build();
         Logger logger = (Logger) LoggerFactory.getLogger(IdempotentConsumer.class);
         ListAppender<ILoggingEvent> captured = new ListAppender<>();
         captured.start();
@@ -221,7 +222,8 @@ class IdempotentConsumerTest {
     void failedAttemptsAreCountedInTheDatabaseAcrossConsumerInstances() {
         String messageId = UUID.randomUUID().toString();
         List<IdempotentConsumer<PostgresTransaction>> instances = List.of(
-                IdempotentConsumer.builder(db.executor(), "inventory").build(), IdempotentConsumer.builder(db.executor(), "inventory").build());
+                IdempotentConsumer.builder(db.executor(), "inventory").build(),
+                IdempotentConsumer.builder(db.executor(), "inventory").build());
         assertEquals(IdempotentConsumer.DEFAULT_MAX_ATTEMPTS, instances.get(0).maxAttempts());
 
         List<Delivery.Outcome> outcomes = new ArrayList<>();

@@ -1,6 +1,7 @@
 package dev.idempotency.jdbc;
 
 import dev.idempotency.core.LeaseRequest;
+import static dev.idempotency.jdbc.ExecutorFixture.awaitDuplicatesWaitingInProcess;
 import static dev.idempotency.jdbc.ExecutorFixture.insertPayment;
 import static dev.idempotency.jdbc.ExecutorFixture.newKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -91,7 +92,7 @@ class IsolationLevelTest {
                 return process.run(key, "t1", Long.class, tx -> {
                     runs.incrementAndGet();
                     long id = insertPayment(tx, 7);
-                    Thread.sleep(200); // the others queue on this caller's key row meanwhile
+                    db.awaitCallersWaitingOnAKeyRow(DUPLICATES - 1); // the others queue on this caller's key row
                     return id;
                 });
             }));
@@ -136,7 +137,7 @@ class IsolationLevelTest {
                 return executor.run(key, "t1", Long.class, tx -> {
                     runs.incrementAndGet();
                     long id = insertPayment(tx, 7);
-                    Thread.sleep(200); // the others arrive meanwhile
+                    awaitDuplicatesWaitingInProcess(DUPLICATES - 1); // the others wait here for this call
                     return id;
                 });
             }));

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,20 +64,27 @@ class JdbcStatementTest {
     @Test
     void noExecutorStatementHoldsAParameterInsideAStringLiteralOrComment() throws Exception {
         List<String> statements = new ArrayList<>();
-        ExecutorSql sql = new ExecutorSql("some_schema");
-        for (Field field : ExecutorSql.class.getDeclaredFields()) {
-            if (field.getType() == JdbcStatement.class) {
-                field.setAccessible(true);
-                Object value = java.lang.reflect.Modifier.isStatic(field.getModifiers()) ? field.get(null) : field.get(sql);
-                statements.add(((JdbcStatement) value).positionalSql());
-            }
-        }
-        assertTrue(statements.size() >= 13, "found " + statements.size() + " statements");
+        collectStatements(new ExecutorSql("some_schema"), statements);
+        collectStatements(new ExecutorSql.BatchStatements("some_schema"), statements);
+        assertTrue(statements.size() >= 40, "found " + statements.size() + " statements");
         Pattern literalOrComment = Pattern.compile("'[^']*'|--[^\\n]*|/\\*.*?\\*/", Pattern.DOTALL);
         for (String statement : statements) {
             Matcher matcher = literalOrComment.matcher(statement);
             while (matcher.find()) {
                 assertFalse(matcher.group().contains("?"), "a parameter inside " + matcher.group() + " of " + statement);
+            }
+        }
+    }
+
+    /** Every JdbcStatement {@code holder} holds, its static ones included, and those of the records it holds. */
+    private static void collectStatements(Object holder, List<String> statements) throws IllegalAccessException {
+        for (Field field : holder.getClass().getDeclaredFields()) {
+            field.setAccessible(true);
+            Object value = Modifier.isStatic(field.getModifiers()) ? field.get(null) : field.get(holder);
+            if (value instanceof JdbcStatement statement) {
+                statements.add(statement.positionalSql());
+            } else if (value instanceof Record statementsOfOneKind) {
+                collectStatements(statementsOfOneKind, statements);
             }
         }
     }

@@ -127,7 +127,7 @@ class LeaseModeTest {
         LeaseLostException e = assertThrows(LeaseLostException.class, () -> executor.runWithLease(
                 LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(),
                 lease -> {
-                    awaitLeaseRunOut(key);
+                    db.awaitPast(key, "lease_expires_at");
                     assertEquals(1, sweeper.sweepOnce().leasesFailed());
                     return "ch_late";
                 }, (tx, chargeId) -> {
@@ -150,7 +150,7 @@ class LeaseModeTest {
         assertThrows(LeaseLostException.class, () -> executor.runWithLease(
                 LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(300)).resultType(Charge.class).build(),
                 lease -> {
-                    awaitLeaseRunOut(key);
+                    db.awaitPast(key, "lease_expires_at");
                     return "ch_late";
                 }, (tx, chargeId) -> new Charge(chargeId, 1)));
 
@@ -163,12 +163,14 @@ class LeaseModeTest {
         AtomicInteger externalCalls = new AtomicInteger();
         executor.runWithLease(
                 LeaseRequest.builder(key, "t1")
-                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 100")).resultType(Charge.class).build(),
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 100"))
+                        .resultType(Charge.class).build(),
                 lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("ch", 100));
 
         assertThrows(KeyReusedException.class, () -> executor.runWithLease(
                 LeaseRequest.builder(key, "t1")
-                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 999")).resultType(Charge.class).build(),
+                        .lease(Duration.ofSeconds(30)).fingerprint(RequestFingerprint.ofString("charge 999"))
+                        .resultType(Charge.class).build(),
                 lease -> externalCalls.incrementAndGet(), (tx, n) -> new Charge("x", 999)));
 
         assertEquals(1, externalCalls.get());
@@ -223,7 +225,7 @@ class LeaseModeTest {
                 LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 lease -> externalCalls.incrementAndGet(), (tx, n) -> "never"));
 
-        awaitLeaseRunOut(key);
+        db.awaitPast(key, "lease_expires_at");
         Sweeper.builder(db.schema.dataSource()).schema(db.schema.name()).build().sweepOnce();
 
         BusinessFailure unknown = assertThrows(BusinessFailure.class, () -> executor.runWithLease(
@@ -261,20 +263,6 @@ class LeaseModeTest {
                 LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                 lease -> "ran",
                 (tx, n) -> n).replayed());
-    }
-
-    private static void awaitLeaseRunOut(String key) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            boolean runOut = db.jdbi.withHandle(h -> h.createQuery(
-                    "SELECT lease_expires_at < now() FROM idempotency_keys WHERE idempotency_key = :k")
-                    .bind("k", key).mapTo(Boolean.class).one());
-            if (runOut) {
-                return;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("the lease on " + key + " never ran out");
     }
 
     private static Process startLeaseHolder(String key, long leaseMillis) throws Exception {

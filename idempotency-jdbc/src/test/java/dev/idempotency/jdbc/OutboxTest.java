@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.testing.LockWaits;
 import java.util.List;
 import java.util.Map;
 import dev.idempotency.core.Outcome;
@@ -164,7 +165,7 @@ class OutboxTest {
             }
             return "ok";
         }));
-        awaitAdvisoryLockWait();
+        LockWaits.awaitAdvisory(db.schema.dataSource(), ExecutorSql.OUTBOX_LOCK_SPACE, 1);
         assertFalse(call.isDone());
         // Ids are drawn after the lock (the sequence has CACHE 1, so each nextval moves it), else they could commit out of order.
         assertEquals(idsDrawn, lastOutboxId(), "the waiting writer drew an outbox id before it held the ordering key's lock");
@@ -175,20 +176,6 @@ class OutboxTest {
     private static String lastOutboxId() {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT last_value || '/' || is_called FROM outbox_events_id_seq")
                 .mapTo(String.class).one());
-    }
-
-    private static void awaitAdvisoryLockWait() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            long waiting = db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
-                            + "AND NOT granted AND classid = :space::oid")
-                    .bind("space", ExecutorSql.OUTBOX_LOCK_SPACE).mapTo(Long.class).one());
-            if (waiting > 0) {
-                return;
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("the executor never waited on the ordering-key lock");
     }
 
     @Test

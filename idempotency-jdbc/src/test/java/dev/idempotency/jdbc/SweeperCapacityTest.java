@@ -3,8 +3,8 @@ package dev.idempotency.jdbc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.testing.Await;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,16 +39,13 @@ class SweeperCapacityTest {
         Sweeper sweeper = Sweeper.builder(db.schema.dataSource()).schema(db.schema.name())
                 .batchSize(1).maxBatchesPerSweep(100_000).interval(Duration.ofMillis(10)).build();
         sweeper.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (countKeys() > 19_900 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Await.until("the sweep under way", () -> countKeys() <= 19_900);
 
         long closing = System.nanoTime();
         sweeper.close();
         long closeMillis = (System.nanoTime() - closing) / 1_000_000;
         long leftAtClose = countKeys();
-        Thread.sleep(300);
+        Thread.sleep(300); // time itself: a sweep left running would purge more within it
 
         assertTrue(closeMillis < 2_000, "close() waited " + closeMillis + " ms for a sweep of single-row batches");
         assertTrue(leftAtClose > 0, "the sweep ran to the end instead of stopping");

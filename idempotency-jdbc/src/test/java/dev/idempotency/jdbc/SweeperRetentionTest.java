@@ -7,12 +7,12 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.idempotency.testing.LockWaits;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -200,8 +200,7 @@ class SweeperRetentionTest {
             insertStraggler(writer);
             sweep = CompletableFuture.supplyAsync(() -> sweeper().sweepOnce());
             // The sweeper counted generation 1 (the straggler's row was invisible to it) and queued for its lock.
-            waitFor(() -> count("SELECT count(*) FROM pg_locks WHERE relation = '" + db.schema.name()
-                    + ".outbox_events_1'::regclass AND mode = 'AccessExclusiveLock' AND NOT granted") == 1);
+            LockWaits.awaitTable(db.schema.dataSource(), db.schema.name() + ".outbox_events_1", 1);
             writer.commit();
         }
 
@@ -277,13 +276,5 @@ class SweeperRetentionTest {
 
     private long count(String sql) {
         return db.jdbi.withHandle(h -> h.createQuery(sql).mapTo(Long.class).one());
-    }
-
-    private static void waitFor(Supplier<Boolean> condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.get()) {
-            assertTrue(System.nanoTime() < deadline, "timed out waiting");
-            Thread.sleep(5);
-        }
     }
 }

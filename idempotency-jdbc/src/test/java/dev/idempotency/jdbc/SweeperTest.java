@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.KeyInProgressException;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -82,10 +83,7 @@ class SweeperTest {
 
         try (Sweeper sweeper = sweeper().interval(Duration.ofMillis(50)).build()) {
             sweeper.start();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (countKeys() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            Await.until("the expired key swept", () -> countKeys() == 0);
         }
 
         assertEquals(0, countKeys());

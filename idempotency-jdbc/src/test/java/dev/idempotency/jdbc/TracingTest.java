@@ -249,7 +249,8 @@ class TracingTest {
         assertNull(second.getAttributes().get(AttributeKey.stringKey("error.type")));
         String stored = db.jdbi.withHandle(h -> h.createQuery("SELECT traceparent FROM " + db.schema.name()
                 + ".outbox_events WHERE partition_key = 'batch-m-b1'").mapTo(String.class).one());
-        assertEquals("00-" + first.getTraceId() + "-" + first.getSpanId() + "-" + first.getSpanContext().getTraceFlags().asHex(), stored, "a handler's event carries the batch's span");
+        assertEquals("00-" + first.getTraceId() + "-" + first.getSpanId() + "-" + first.getSpanContext().getTraceFlags().asHex(),
+                stored, "a handler's event carries the batch's span");
         assertNoKeyOrTenantInAnyAttribute("m-b1", "t1");
     }
 

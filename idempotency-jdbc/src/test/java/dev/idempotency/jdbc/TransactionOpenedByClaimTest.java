@@ -13,6 +13,7 @@ import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.SchemaNotMigratedException;
+import dev.idempotency.testing.LockWaits;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -98,7 +99,7 @@ class TransactionOpenedByClaimTest {
             Future<Outcome<Long>> first = holdUntil(key, release);
             try {
                 Future<?> duplicate = threads.submit(() -> executor.run(key, "t1", tx -> insertPayment(tx, 3)));
-                awaitWaitingOnALock(pid);
+                LockWaits.awaitBackend(db.schema.dataSource(), pid);
                 db.jdbi.useHandle(admin -> admin.createQuery("SELECT pg_terminate_backend(:pid)").bind("pid", pid)
                         .mapTo(Boolean.class).one());
                 assertThrows(Exception.class, () -> duplicate.get(10, TimeUnit.SECONDS));
@@ -158,18 +159,5 @@ class TransactionOpenedByClaimTest {
     private static String backendState(int pid) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT state FROM pg_stat_activity WHERE pid = :pid")
                 .bind("pid", pid).mapTo(String.class).one());
-    }
-
-    private static void awaitWaitingOnALock(int pid) throws InterruptedException {
-        for (int i = 0; i < 200; i++) {
-            boolean waiting = db.jdbi.withHandle(h -> h.createQuery(
-                            "SELECT count(*) > 0 FROM pg_stat_activity WHERE pid = :pid AND wait_event_type = 'Lock'")
-                    .bind("pid", pid).mapTo(Boolean.class).one());
-            if (waiting) {
-                return;
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("backend " + pid + " never waited on the key's row lock");
     }
 }

@@ -13,7 +13,6 @@ import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.LeaseLostException;
 import dev.idempotency.core.Outcome;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,7 +50,7 @@ class UnknownOutcomeRetentionTest {
                 LeaseRequest.builder(key, "t1").lease(Duration.ofMillis(500)).resultType(String.class).build(),
                 lease -> {
                     externalCalls.incrementAndGet();
-                    awaitPast(key, "expires_at"); // the lease ran out and so did the key's retention
+                    db.awaitPast(key, "expires_at"); // the lease ran out and so did the key's retention
 
                     KeyInProgressException early = assertThrows(KeyInProgressException.class, () -> retry(key, externalCalls));
                     assertTrue(early.getMessage().contains("unknown"), early.getMessage());
@@ -173,18 +172,5 @@ class UnknownOutcomeRetentionTest {
         db.schema.execute("INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, failure, lease_token, "
                 + "lease_expires_at, expires_at) VALUES ('t1', '" + key + "', '" + status + "', " + result + ", " + failure
                 + ", " + lease + ", " + expiresAt + ")");
-    }
-
-    private static void awaitPast(String key, String column) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            boolean past = db.jdbi.withHandle(h -> h.createQuery("SELECT " + column + " < now() FROM idempotency_keys "
-                    + "WHERE idempotency_key = :k").bind("k", key).mapTo(Boolean.class).one());
-            if (past) {
-                return;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError(column + " of " + key + " never passed");
     }
 }

@@ -13,6 +13,7 @@ import dev.idempotency.core.LeaseRequest;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.testing.LockWaits;
 import dev.idempotency.testing.MigratedSchema;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -213,7 +214,8 @@ class SpringTransactionJoinTest {
                             return "paid";
                         });
                         if (!outcome.replayed()) {
-                            sleep(300); // the first caller's transaction goes on after run(); the others wait for its commit
+                            // The first caller's transaction goes on after run(); the others wait on the key row for its commit.
+                            LockWaits.awaitStatements(db.dataSource(), "\"" + db.name() + "\".idempotency_keys", callers - 1);
                             TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
                                 @Override
                                 public void beforeCommit(boolean readOnly) {
@@ -365,7 +367,8 @@ class SpringTransactionJoinTest {
         AtomicBoolean ran = new AtomicBoolean();
 
         IllegalStateException refused = assertThrows(IllegalStateException.class, () -> transactions.executeWithoutResult(
-                status -> executor.runWithLease(LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
+                status -> executor.runWithLease(
+                        LeaseRequest.builder(key, "t1").lease(Duration.ofSeconds(5)).resultType(String.class).build(),
                         leased -> ran.getAndSet(true), (tx, external) -> "done")));
 
         assertTrue(refused.getMessage().contains("Call it outside the transaction"), refused.getMessage());
@@ -428,15 +431,6 @@ class SpringTransactionJoinTest {
     private static String keyStatus(String tenant, String key) {
         return jdbc.queryForObject("SELECT status FROM idempotency_keys WHERE tenant_id = ? AND idempotency_key = ?",
                 String.class, tenant, key);
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 
     private static void await(CountDownLatch latch) {

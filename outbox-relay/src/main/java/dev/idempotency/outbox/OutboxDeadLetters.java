@@ -11,7 +11,7 @@ import org.jdbi.v3.core.statement.TemplateEngine;
 
 /**
  * The operator's view of dead letters (rows of {@code outbox_retries} with status dead): lists them,
- * and puts one or all back to pending with their attempts reset, due now, so a running relay
+ * deletes one for good, and puts one or all back to pending with their attempts reset, due now, so a running relay
  * publishes them again (within its {@code idlePollMax}: a relay with no pending retries looks for
  * them that often); while one is pending, its key's newer events wait behind it.
  *
@@ -26,6 +26,7 @@ public final class OutboxDeadLetters {
     private final String list;
     private final String requeueOne;
     private final String requeueSome;
+    private final String deleteOne;
     private final String count;
 
     /** A builder of the OutboxDeadLetters view over {@code dataSource}; the schema defaults to {@code idempotency}. */
@@ -40,6 +41,7 @@ public final class OutboxDeadLetters {
         this.list = sql.listDead;
         this.requeueOne = sql.requeueOne;
         this.requeueSome = sql.requeueSome;
+        this.deleteOne = sql.deleteDead;
         this.count = sql.countDead;
     }
 
@@ -64,6 +66,14 @@ public final class OutboxDeadLetters {
     /** Puts dead letter {@code id} back to pending; false when no dead letter has that id. */
     public boolean requeue(long id) {
         return jdbi.withHandle(h -> h.createUpdate(requeueOne).bind("id", id).execute()) == 1;
+    }
+
+    /**
+     * Deletes dead letter {@code id} for good, so it is never published; false when no dead letter has
+     * that id (requeued, published or deleted already). Its key's other events are not affected.
+     */
+    public boolean delete(long id) {
+        return jdbi.withHandle(h -> h.createUpdate(deleteOne).bind("id", id).execute()) == 1;
     }
 
     /** Puts every dead letter back to pending, a thousand rows per statement; returns how many. */

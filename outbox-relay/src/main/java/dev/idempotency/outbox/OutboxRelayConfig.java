@@ -1,6 +1,5 @@
 package dev.idempotency.outbox;
 
-import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.internal.SchemaNames;
 import java.time.Duration;
 import java.util.Objects;

@@ -551,6 +551,17 @@ final class RelaySql {
               AND status = 'dead'""";
 
     /**
+     * Deletes one dead letter for good: it is never published. Its event's row in outbox_events stays
+     * until the sweeper truncates its generation, and outbox_event_states meanwhile shows it as
+     * published, since its partition's position passed it when it was dead-lettered.
+     * Locks: that one row for this statement; relays never write dead rows, so only an operator's
+     * requeue or delete of the same row can make it wait, and it then deletes nothing.
+     */
+    private static final String DELETE_DEAD = """
+            DELETE FROM <schema>.outbox_retries
+            WHERE event_id = :id AND status = 'dead'""";
+
+    /**
      * The outbox events no relay position has passed yet: with no partition rows (no relay ever ran)
      * every event; otherwise those its partition's position does not consume (V7's outbox_event_consumed,
      * on the positions this server trusts: one written on another server consumes nothing), found by
@@ -630,6 +641,7 @@ final class RelaySql {
     final String listDead;
     final String requeueOne;
     final String requeueSome;
+    final String deleteDead;
     final String countPending;
     final String oldestPendingAge;
     final String countDead;
@@ -662,6 +674,7 @@ final class RelaySql {
         this.listDead = render(LIST_DEAD, quoted);
         this.requeueOne = render(REQUEUE_ONE, quoted);
         this.requeueSome = render(REQUEUE_SOME, quoted);
+        this.deleteDead = render(DELETE_DEAD, quoted);
         this.countPending = render(COUNT_PENDING, quoted);
         this.oldestPendingAge = render(OLDEST_PENDING_AGE, quoted);
         this.countDead = render(COUNT_DEAD, quoted);

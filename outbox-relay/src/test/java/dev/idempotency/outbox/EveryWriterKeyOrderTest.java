@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.testing.Await;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -98,7 +99,7 @@ class EveryWriterKeyOrderTest {
             }
             writing.set(false);
             watch.get(30, TimeUnit.SECONDS);
-            OutboxFixture.await("every committed event published", Duration.ofSeconds(60),
+            Await.until("every committed event published", Duration.ofSeconds(60),
                     () -> outbox.count("status <> 'published'") == 0);
         } finally {
             threads.shutdownNow();
@@ -244,7 +245,7 @@ class EveryWriterKeyOrderTest {
                     synchronized (this) {
                         seen.add(snapshot);
                     }
-                    Thread.sleep(2);
+                    Thread.sleep(2); // time itself: the observer samples while the writers run
                 }
             } catch (SQLException e) {
                 throw new IllegalStateException(e);

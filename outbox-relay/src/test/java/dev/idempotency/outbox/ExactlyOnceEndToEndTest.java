@@ -15,10 +15,11 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,13 +58,15 @@ class ExactlyOnceEndToEndTest {
         try (TestSchema schema = TestDatabase.get().newSchema("e2e", 12);
              Connection rabbit = rabbitConnection();
              Channel setup = rabbit.createChannel();
-             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1").build()) {
+             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqPublisherConfig.builder()
+                     .host("127.0.0.1").build())) {
             IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
             schema.execute("CREATE TABLE orders (order_key text PRIMARY KEY); "
                     + "CREATE TABLE shipments (message_id text NOT NULL, order_key text NOT NULL)");
             setup.queueDeclare(queue, false, false, true, null);
             Jdbi jdbi = Jdbi.create(schema.dataSource());
-            IdempotencyConfig config = IdempotencyConfig.builder().schema(schema.name()).waitBudget(Duration.ofSeconds(30)).build();
+            IdempotencyConfig config = IdempotencyConfig.builder()
+                    .schema(schema.name()).waitBudget(Duration.ofSeconds(30)).build();
 
             OutboxRelay relay = OutboxRelay.builder(schema.dataSource(), publisher).config(OutboxRelayConfig.builder()
                     .schema(schema.name()).partitions(4).idlePollMax(Duration.ofMillis(100)).build()).build();
@@ -154,17 +157,9 @@ class ExactlyOnceEndToEndTest {
         }
     }
 
-    private static void awaitAllAcked(Set<String> acked, Map<String, AtomicInteger> deliveries, AtomicInteger injected)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            long total = deliveries.values().stream().mapToInt(AtomicInteger::get).sum();
-            if (acked.size() == ORDERS && total >= ORDERS + injected.get()) {
-                return;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("only " + acked.size() + " of " + ORDERS + " orders were acknowledged");
+    private static void awaitAllAcked(Set<String> acked, Map<String, AtomicInteger> deliveries, AtomicInteger injected) {
+        Await.until("every one of " + ORDERS + " orders acknowledged", Duration.ofSeconds(90), () -> acked.size() == ORDERS
+                && deliveries.values().stream().mapToInt(AtomicInteger::get).sum() >= ORDERS + injected.get());
     }
 
     private static void republish(Channel channel, String queue, Delivery delivery) throws java.io.IOException {

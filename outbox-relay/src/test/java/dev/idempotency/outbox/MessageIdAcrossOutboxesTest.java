@@ -17,8 +17,12 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
+import dev.idempotency.outbox.publisher.http.HttpWebhookPublisherConfig;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
+import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
@@ -100,7 +104,7 @@ class MessageIdAcrossOutboxesTest {
                      OutboxRelay relayB = relay(b, toB)) {
                     relayA.start();
                     relayB.start();
-                    OutboxFixture.await("both outboxes published", Duration.ofSeconds(60),
+                    Await.until("both outboxes published", Duration.ofSeconds(60),
                             () -> a.count("status = 'published'") == EVENTS_PER_OUTBOX
                                     && b.count("status = 'published'") == EVENTS_PER_OUTBOX);
                 }
@@ -150,10 +154,11 @@ class MessageIdAcrossOutboxesTest {
     /** One service's publishers: the stream, the queue (the default exchange routes the topic to it) and the webhook. */
     private static Publisher everywhere(String subjectPrefix, String webhookUrl) {
         return new AllOf(List.of(
-                NatsJetStreamPublisher.builder().servers(List.of("nats://127.0.0.1:4222"))
-                        .subjectPrefix(subjectPrefix).build(),
-                RabbitMqPublisher.builder().host("127.0.0.1").build(),
-                HttpWebhookPublisher.builder().baseUrl(webhookUrl).build()));
+                new NatsJetStreamPublisher(NatsJetStreamPublisherConfig.builder()
+                        .servers(List.of("nats://127.0.0.1:4222"))
+                        .subjectPrefix(subjectPrefix).build()),
+                new RabbitMqPublisher(RabbitMqPublisherConfig.builder().host("127.0.0.1").build()),
+                new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder().baseUrl(webhookUrl).build())));
     }
 
     private static OutboxRelay relay(OutboxFixture outbox, Publisher publisher) {

@@ -45,7 +45,7 @@ class MicrometerRelayMetricsTest {
             relay.start();
             List<Long> ids = outbox.insertMany("t", "orders", "k", 3);
             assertTrue(metrics.refresh());
-            Thread.sleep(1_500);
+            Thread.sleep(1_500); // time itself: the stall the gauge must show
             assertTrue(metrics.refresh());
 
             assertTrue(metrics.stalledFor().compareTo(Duration.ofMillis(1_400)) >= 0, metrics.stalledFor().toString());

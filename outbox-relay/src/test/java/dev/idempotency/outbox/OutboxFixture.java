@@ -1,8 +1,7 @@
 package dev.idempotency.outbox;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
 import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.MigratedSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,7 +14,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -155,7 +153,10 @@ final class OutboxFixture implements BeforeAllCallback, AfterAllCallback, Before
         return string("SELECT last_error FROM outbox_event_states WHERE id = " + id);
     }
 
-    /** How many events of view outbox_event_states (id, message_id, tenant_id, topic, partition_key, created_at, status, attempts, last_error) match. */
+    /**
+     * How many events of view outbox_event_states (id, message_id, tenant_id, topic, partition_key, created_at, status,
+     * attempts, last_error) match.
+     */
     long count(String where) {
         return number("SELECT count(*) FROM outbox_event_states WHERE " + where);
     }
@@ -218,24 +219,8 @@ final class OutboxFixture implements BeforeAllCallback, AfterAllCallback, Before
     /** Waits until every one of {@code ids} has {@code status}, at most {@code timeout}. */
     void awaitStatus(Collection<Long> ids, String status, Duration timeout) {
         String list = ids.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElse("0");
-        await(ids.size() + " events " + status, timeout,
+        Await.until(ids.size() + " events " + status, timeout,
                 () -> count("id IN (" + list + ") AND status = '" + status + "'") == ids.size());
-    }
-
-    /** Polls {@code condition} every 20 ms until it holds; fails the test after {@code timeout}. */
-    static void await(String what, Duration timeout, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail("timed out after " + timeout + " waiting for: " + what);
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                fail("interrupted waiting for: " + what);
-            }
-        }
     }
 
     @Override

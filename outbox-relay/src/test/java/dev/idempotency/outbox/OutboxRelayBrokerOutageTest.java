@@ -13,6 +13,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import java.nio.charset.StandardCharsets;
@@ -75,8 +76,9 @@ class OutboxRelayBrokerOutageTest {
     @Test
     void aCutLongerThanMaxAttemptsTimesBackoffDeadLettersNothingCountsNoAttemptAndResumesInOrder() throws Exception {
         try (TcpProxy proxy = TcpProxy.to(5672);
-             RabbitMqPublisher publisher = RabbitMqPublisher.builder().host("127.0.0.1")
-                     .port(proxy.port()).connectTimeout(Duration.ofSeconds(1)).confirmTimeout(Duration.ofSeconds(2)).build();
+             RabbitMqPublisher publisher = new RabbitMqPublisher(RabbitMqPublisherConfig.builder().host("127.0.0.1")
+                     .port(proxy.port()).connectTimeout(Duration.ofSeconds(1))
+                     .confirmTimeout(Duration.ofSeconds(2)).build());
              HikariDataSource pool = outbox.newPool(3);
              OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config(instance)
                      .leaseDuration(Duration.ofSeconds(8)).publishTimeout(Duration.ofSeconds(4))

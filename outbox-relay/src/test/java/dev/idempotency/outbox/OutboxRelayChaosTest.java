@@ -103,6 +103,7 @@ class OutboxRelayChaosTest {
         logger.info("{} events, {} crashes, {} duplicate publications", ids.size(), crashes, duplicates);
     }
 
+    /** Time itself: paces the writer and the crashes. */
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

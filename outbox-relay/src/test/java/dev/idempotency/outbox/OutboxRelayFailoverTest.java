@@ -4,11 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -52,7 +53,7 @@ class OutboxRelayFailoverTest {
         OutboxRelayConfig configA = outbox.config("a").build();
         OutboxRelay a = relay(configA, new RecordingPublisher("a", log));
         OutboxRelay b = relay(outbox.config("b").build(), new RecordingPublisher("b", log));
-        OutboxFixture.await("both relays hold their fair share", Duration.ofSeconds(30),
+        Await.until("both relays hold their fair share", Duration.ofSeconds(30),
                 () -> a.heldPartitions().size() == 4 && b.heldPartitions().size() == 4);
         Set<Integer> ofA = a.heldPartitions();
 
@@ -60,7 +61,7 @@ class OutboxRelayFailoverTest {
         long crashedAt = System.nanoTime();
         List<Long> ids = insertAcrossKeys(80);
 
-        OutboxFixture.await("b holds every partition", Duration.ofSeconds(30), () -> b.heldPartitions().size() == 8);
+        Await.until("b holds every partition", Duration.ofSeconds(30), () -> b.heldPartitions().size() == 8);
         Duration takeover = Duration.ofNanos(System.nanoTime() - crashedAt);
         outbox.awaitStatus(ids, "published", Duration.ofSeconds(30));
 
@@ -87,8 +88,9 @@ class OutboxRelayFailoverTest {
         inFlight.forEach(id -> assertTrue(publisherA.received(id) != null, "event " + id + " is in a's batch"));
         OutboxRelay b = relay(slowLeases.instanceId("b").build(), new RecordingPublisher("b", log));
 
-        CompletableFuture<Void> stopping = CompletableFuture.runAsync(a::stop);
-        Thread.sleep(200);
+        FutureTask<Void> stopping = new FutureTask<>(a::stop, null);
+        new Thread(stopping, "stopping-relay-a").start();
+        Await.threadWaitingIn("stopping-relay-a", OutboxRelay.class.getName(), "join"); // stop() waits for the worker
         assertTrue(!stopping.isDone(), "stop waits for the batch in flight");
         publisherA.openGate();
         stopping.get(30, TimeUnit.SECONDS);
@@ -97,7 +99,7 @@ class OutboxRelayFailoverTest {
         inFlight.forEach(id -> assertEquals("published", outbox.status(id), "event " + id + " was marked"));
         assertEquals(Set.of(), a.heldPartitions());
         assertEquals(0, outbox.number("SELECT count(*) FROM outbox_relay_partitions WHERE owner_id = 'a'"));
-        OutboxFixture.await("b holds every partition", Duration.ofSeconds(10), () -> b.heldPartitions().size() == 8);
+        Await.until("b holds every partition", Duration.ofSeconds(10), () -> b.heldPartitions().size() == 8);
         assertTrue(Duration.ofNanos(System.nanoTime() - stoppedAt).compareTo(Duration.ofSeconds(15)) < 0,
                 "b took over without waiting for a's 20 s leases to run out");
         List<Long> later = insertAcrossKeys(20);

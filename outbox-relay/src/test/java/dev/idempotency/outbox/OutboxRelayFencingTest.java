@@ -53,7 +53,8 @@ class OutboxRelayFencingTest {
         timeLimited = new TimeLimitedPublisher(zombiePublisher, config.publishTimeout(), "zombie-publish");
         RelaySql sql = new RelaySql(config.schema());
         return new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
-                timeLimited, config, OutboxRelayListener.NONE, new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()));
+                timeLimited, config, OutboxRelayListener.NONE,
+                new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()));
     }
 
     /** What a paused holder cannot see: its lease ran out by the database clock and another instance took them. */

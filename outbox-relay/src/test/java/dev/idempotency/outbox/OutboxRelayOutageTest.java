@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.TestDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +37,7 @@ class OutboxRelayOutageTest {
         try (HikariDataSource pool = outbox.newPool(3);
              OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").build()).build()) {
             relay.start();
-            OutboxFixture.await("every key's first event was tried twice", Duration.ofSeconds(30),
+            Await.until("every key's first event was tried twice", Duration.ofSeconds(30),
                     () -> outbox.count("attempts >= 2") >= 20);
             ids.addAll(insertAcrossKeys(100, 200));
             assertEquals(0, outbox.count("status <> 'pending'"), "nothing is published or given up while the broker is down");
@@ -69,7 +70,7 @@ class OutboxRelayOutageTest {
                         + " WHERE application_name = '" + application + "'");
                 ids.addAll(insertAcrossKeys(5, from));
                 from += 5;
-                Thread.sleep(50);
+                Thread.sleep(50); // time itself: paces the writes over the 3 s of killing
             }
             assertTrue(killed > 0, "the relay's connections were killed");
 

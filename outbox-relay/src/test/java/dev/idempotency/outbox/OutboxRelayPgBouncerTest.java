@@ -8,6 +8,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.jdbc.PoolerBreaksPreparedStatementsException;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.PrivatePgBouncer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -100,10 +101,10 @@ class OutboxRelayPgBouncerTest {
                 List<Long> ids = fixture.longs("SELECT id FROM " + fixture.schema() + ".outbox_events ORDER BY id");
                 assertEquals(committed, ids.size(), "one event per call");
                 assertEquals(committed, fixture.number("SELECT count(*) FROM " + fixture.schema() + ".payments"));
-                OutboxFixture.await("every event published", Duration.ofSeconds(60),
+                Await.until("every event published", Duration.ofSeconds(60),
                         () -> ids.stream().allMatch(log::published));
                 assertEquals(List.of(), log.keysOutOfOrder(), "first publications per key in outbox order");
-                OutboxFixture.await("every event marked published", Duration.ofSeconds(30),
+                Await.until("every event marked published", Duration.ofSeconds(30),
                         () -> fixture.count("status <> 'published'") == 0);
             } finally {
                 relayA.stop();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,7 +81,7 @@ class OutboxRelayPositionWritesTest {
     @Test
     void aReadThatFindsNothingWritesThePositionsAtOnce() {
         try (Running a = start(writingRarely("a"))) {
-            OutboxFixture.await("partitions held", Duration.ofSeconds(20), () -> a.relay.heldPartitions().size() == 8);
+            Await.until("partitions held", Duration.ofSeconds(20), () -> a.relay.heldPartitions().size() == 8);
             List<Long> ids = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 ids.add(outbox.insert("t", "orders", "key-" + i, "{}"));
@@ -107,14 +108,14 @@ class OutboxRelayPositionWritesTest {
                     ids.addAll(committed);
                 }
                 a.relay.wakeUp();
-                Thread.sleep(5);
+                Thread.sleep(5); // time itself: a stream of commits
             }
             return null;
         });
-        OutboxFixture.await("a published part of the stream", Duration.ofSeconds(20), () -> log.publications().size() > 500);
+        Await.until("a published part of the stream", Duration.ofSeconds(20), () -> log.publications().size() > 500);
         a.close();
         try (Running b = start(config.instanceId("b"))) {
-            OutboxFixture.await("b published part of the stream", Duration.ofSeconds(20),
+            Await.until("b published part of the stream", Duration.ofSeconds(20),
                     () -> log.publications().stream().anyMatch(id -> "b".equals(log.firstPublisher(id))));
             streaming.set(false);
             writer.get(10, TimeUnit.SECONDS);
@@ -131,7 +132,7 @@ class OutboxRelayPositionWritesTest {
         OutboxRelayConfig.Builder config = writingRarely("a");
         List<Long> ids;
         try (Running a = start(config)) {
-            OutboxFixture.await("a holds every partition", Duration.ofSeconds(20), () -> a.relay.heldPartitions().size() == 8);
+            Await.until("a holds every partition", Duration.ofSeconds(20), () -> a.relay.heldPartitions().size() == 8);
             Running[] b = new Running[1];
             try {
                 ids = stream(Duration.ofSeconds(3), a, () -> {
@@ -139,7 +140,7 @@ class OutboxRelayPositionWritesTest {
                         b[0] = start(config.instanceId("b"));
                     }
                 });
-                OutboxFixture.await("a released half its partitions to b", Duration.ofSeconds(20),
+                Await.until("a released half its partitions to b", Duration.ofSeconds(20),
                         () -> a.relay.heldPartitions().size() == 4 && b[0].relay.heldPartitions().size() == 4);
                 List<Long> more = stream(Duration.ofMillis(500), b[0]);
                 ids.addAll(more);
@@ -200,14 +201,14 @@ class OutboxRelayPositionWritesTest {
      * every partition, so no read comes up empty (which would write the positions) while the stream lasts.
      */
     private List<Long> stream(Duration length, Running relay, Runnable each) throws InterruptedException {
-        OutboxFixture.await("partitions held", Duration.ofSeconds(20), () -> !relay.relay.heldPartitions().isEmpty());
+        Await.until("partitions held", Duration.ofSeconds(20), () -> !relay.relay.heldPartitions().isEmpty());
         List<Long> ids = new ArrayList<>();
         long end = System.nanoTime() + length.toNanos();
         for (int i = 0; System.nanoTime() < end; i++) {
             ids.addAll(tenEvents(i));
             relay.relay.wakeUp();
             each.run();
-            Thread.sleep(5);
+            Thread.sleep(5); // time itself: a stream of commits over length
         }
         return ids;
     }

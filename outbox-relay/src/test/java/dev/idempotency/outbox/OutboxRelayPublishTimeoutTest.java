@@ -8,9 +8,13 @@ import com.sun.net.httpserver.HttpServer;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
+import dev.idempotency.outbox.publisher.http.HttpWebhookPublisherConfig;
 import dev.idempotency.outbox.publisher.kafka.KafkaPublisher;
+import dev.idempotency.outbox.publisher.kafka.KafkaPublisherConfig;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
+import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -40,7 +44,7 @@ class OutboxRelayPublishTimeoutTest {
                 exchange.getRequestBody().readAllBytes();
                 received.incrementAndGet();
                 try {
-                    Thread.sleep(12_000);
+                    Thread.sleep(12_000); // time itself: the answer after 12 s, within the 20 s request timeout
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -48,9 +52,9 @@ class OutboxRelayPublishTimeoutTest {
             }
         });
         webhook.start();
-        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
+        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
                 .baseUrl("http://127.0.0.1:" + webhook.getAddress().getPort() + "/hooks")
-                .requestTimeout(Duration.ofSeconds(20)).build();
+                .requestTimeout(Duration.ofSeconds(20)).build());
              HikariDataSource pool = outbox.newPool(3);
              // No publishTimeout: the relay derives it from the publisher (5 s connect + 20 s request + margin).
              OutboxRelay relay = OutboxRelay.builder(pool, publisher)
@@ -60,7 +64,7 @@ class OutboxRelayPublishTimeoutTest {
             outbox.awaitStatus(List.of(id), "published", Duration.ofSeconds(30));
 
             assertEquals(0, outbox.attempts(id), "published at the first attempt, no failure recorded");
-            Thread.sleep(500);
+            Thread.sleep(500); // time itself: a second delivery would arrive within it
             assertEquals(1, received.get(), "the webhook received the event once");
         } finally {
             webhook.stop(0);
@@ -69,8 +73,8 @@ class OutboxRelayPublishTimeoutTest {
 
     @Test
     void anExplicitPublishTimeoutShorterThanThePublishersOwnLimitIsRefusedAtStartNamingBoth() {
-        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
-                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build()) {
+        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
+                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
             String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
                     .config(relaySettings().leaseDuration(Duration.ofSeconds(60))
                             .publishTimeout(Duration.ofSeconds(10)).build()).build()).getMessage();
@@ -83,8 +87,8 @@ class OutboxRelayPublishTimeoutTest {
 
     @Test
     void aLeaseTooShortForThePublishersLimitIsRefusedAtStart() {
-        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
-                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build()) {
+        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
+                .baseUrl("http://127.0.0.1:1/hooks").requestTimeout(Duration.ofSeconds(20)).build())) {
             String message = assertThrows(IllegalArgumentException.class, () -> OutboxRelay.builder(outbox.dataSource(), publisher)
                     .config(relaySettings().build()).build()).getMessage();
 
@@ -97,10 +101,11 @@ class OutboxRelayPublishTimeoutTest {
     @Test
     void everyBuiltInPublisherWithItsDefaultsFitsTheRelaysDefaultLease() {
         List<Publisher> publishers = List.of(
-                HttpWebhookPublisher.builder().baseUrl("http://127.0.0.1:1/hooks").build(),
-                RabbitMqPublisher.builder().build(),
-                NatsJetStreamPublisher.builder().build(),
-                KafkaPublisher.builder().bootstrapServers("127.0.0.1:1").build());
+                new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
+                        .baseUrl("http://127.0.0.1:1/hooks").build()),
+                new RabbitMqPublisher(RabbitMqPublisherConfig.builder().build()),
+                new NatsJetStreamPublisher(NatsJetStreamPublisherConfig.builder().build()),
+                new KafkaPublisher(KafkaPublisherConfig.builder().bootstrapServers("127.0.0.1:1").build()));
         try {
             for (Publisher publisher : publishers) {
                 OutboxRelay relay = OutboxRelay.builder(outbox.dataSource(), publisher)

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.outbox.OutboxEvent;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,16 +54,16 @@ class OutboxRelayPublishingTest {
 
     @Test
     void anIdleRelayPublishesAtOnceWhenWokenUp() throws Exception {
-        OutboxRelayConfig config = outbox.config("a")
+        OutboxRelayConfig config = outbox.config("idle")
                 .idlePollMin(Duration.ofHours(1)).idlePollMax(Duration.ofHours(1)).build();
         RecordingPublisher publisher = new RecordingPublisher("a", log);
         try (HikariDataSource pool = outbox.newPool(3);
              OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(config).build()) {
             relay.start();
-            OutboxFixture.await("partitions held", Duration.ofSeconds(20), () -> relay.heldPartitions().size() == 8);
-            Thread.sleep(300);
+            Await.until("partitions held", Duration.ofSeconds(20), () -> relay.heldPartitions().size() == 8);
+            Await.threadWaitingIn("outbox-relay-worker-idle", IdleWait.class.getName(), "await"); // polled and found nothing
             long id = outbox.insert("t", "orders", "k", "{}");
-            Thread.sleep(500);
+            Thread.sleep(500); // time itself: a relay polling meanwhile would publish the event
             assertEquals("pending", outbox.status(id), "an idle relay polls only every idlePollMax");
 
             relay.wakeUp();

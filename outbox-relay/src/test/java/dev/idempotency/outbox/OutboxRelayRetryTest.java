@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,7 +65,7 @@ class OutboxRelayRetryTest {
         startRelay(outbox.config("a"));
 
         outbox.awaitStatus(flowing, "published", Duration.ofSeconds(30));
-        OutboxFixture.await("a few retries of the failing event", Duration.ofSeconds(30), () -> outbox.attempts(failing) >= 3);
+        Await.until("a few retries of the failing event", Duration.ofSeconds(30), () -> outbox.attempts(failing) >= 3);
         stuck.forEach(id -> assertEquals("pending", outbox.status(id)));
         assertNull(publisher.received(stuck.get(1)), "an event behind a failing one of its key is not sent");
         assertNull(publisher.received(stuck.get(2)));
@@ -82,7 +83,7 @@ class OutboxRelayRetryTest {
         publisher.failing(e -> e.id() == failing);
         startRelay(outbox.config("a").backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(2)));
 
-        OutboxFixture.await("the first attempt", Duration.ofSeconds(30), () -> outbox.attempts(failing) == 1);
+        Await.until("the first attempt", Duration.ofSeconds(30), () -> outbox.attempts(failing) == 1);
         List<Long> later = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             later.add(outbox.insert("t", "orders", "other-" + i, "{}"));
@@ -235,5 +236,30 @@ class OutboxRelayRetryTest {
         outbox.awaitStatus(List.of(rejected), "published", Duration.ofSeconds(30));
         assertEquals(List.of(), deadLetters.list(10));
         assertEquals(0, deadLetters.count());
+    }
+
+    @Test
+    void aDeletedDeadLetterIsNeverPublishedAndItsKeysLaterEventsStillAre() {
+        long rejected = outbox.insert("t", "orders", "z", "{}");
+        long behind = outbox.insert("t", "orders", "z", "{}");
+        publisher.rejecting(e -> e.id() == rejected);
+        startRelay(outbox.config("a"));
+        outbox.awaitStatus(List.of(behind), "published", Duration.ofSeconds(30));
+        assertEquals("dead", outbox.status(rejected));
+        OutboxDeadLetters deadLetters = OutboxDeadLetters.builder(outbox.dataSource()).schema(outbox.schema()).build();
+        publisher.rejecting(e -> false);
+
+        assertFalse(deadLetters.delete(behind), "only dead letters are deleted");
+        assertTrue(deadLetters.delete(rejected));
+        assertFalse(deadLetters.delete(rejected), "deleted already");
+        assertFalse(deadLetters.requeue(rejected), "nothing left to requeue");
+        long next = outbox.insert("t", "orders", "z", "{}");
+        relay.wakeUp();
+
+        outbox.awaitStatus(List.of(next), "published", Duration.ofSeconds(30));
+        assertEquals(0, deadLetters.count());
+        assertFalse(log.published(rejected), "the deleted dead letter was never published");
+        assertNull(outbox.lastError(rejected), "its row in outbox_retries is gone");
+        assertEquals("published", outbox.status(rejected), "as documented: its partition's position passed it");
     }
 }

@@ -133,7 +133,8 @@ class PartitionLeasesTest {
         leases("a");
         OutboxRelayConfig other = outbox.config("b").partitions(16).build();
         Jdbi jdbi = OutboxRelay.jdbi(outbox.dataSource(), other);
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> new PartitionLeases(jdbi, other, new RelaySql(other.schema())).prepare());
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> new PartitionLeases(jdbi, other, new RelaySql(other.schema())).prepare());
         assertTrue(e.getMessage().contains("the database has 8 relay partitions but this relay is configured with partitions = 16"),
                 e.getMessage());
     }

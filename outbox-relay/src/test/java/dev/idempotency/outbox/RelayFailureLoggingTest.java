@@ -12,7 +12,9 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.http.HttpWebhookPublisher;
+import dev.idempotency.outbox.publisher.http.HttpWebhookPublisherConfig;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import dev.idempotency.testing.Brokers;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -66,9 +68,9 @@ class RelayFailureLoggingTest {
         root.addAppender(captured);
         try (OutboxFixture outbox = OutboxFixture.create("failure_log");
              Publisher publisher = new ByTopic(hookTopic,
-                     HttpWebhookPublisher.builder()
-                             .baseUrl("http://127.0.0.1:" + webhook.getAddress().getPort() + "/hooks").build(),
-                     RabbitMqPublisher.builder().host("127.0.0.1").build())) {
+                     new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
+                             .baseUrl("http://127.0.0.1:" + webhook.getAddress().getPort() + "/hooks").build()),
+                     new RabbitMqPublisher(RabbitMqPublisherConfig.builder().host("127.0.0.1").build()))) {
             long unrouted = outbox.insert("shop", unroutedTopic, "order-1", payload);
             long rejected = outbox.insert("shop", hookTopic, "order-2", payload);
             String unroutedMessageId = outbox.string("SELECT message_id::text FROM outbox_events WHERE id = " + unrouted);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.testing.Await;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -76,7 +77,7 @@ class SnapshotReadPathTest {
             for (int i = 0; i < 40; i++) {
                 emit(executor, "other-" + i, "other-" + (i % 4));
             }
-            OutboxFixture.await("40 events of other keys published", Duration.ofSeconds(30),
+            Await.until("40 events of other keys published", Duration.ofSeconds(30),
                     () -> outbox.count("partition_key LIKE 'other-%' AND status = 'published'") == 40);
             assertNull(publisher.received(first), "the open transaction's event is not visible, so not published");
             assertFalse(later.isDone(), "K's later commit waits for the long transaction's lock");
@@ -86,7 +87,7 @@ class SnapshotReadPathTest {
             for (int i = 40; i < 60; i++) {
                 emit(executor, "other-" + i, "other-" + (i % 4));
             }
-            OutboxFixture.await("every event published", Duration.ofSeconds(30),
+            Await.until("every event published", Duration.ofSeconds(30),
                     () -> outbox.count("status <> 'published'") == 0);
 
             List<Long> ids = outbox.longs("SELECT id FROM outbox_events ORDER BY id");
@@ -151,14 +152,14 @@ class SnapshotReadPathTest {
         try (HikariDataSource pool = outbox.newPool(3);
              OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").batchSize(500).build()).build()) {
             relay.start();
-            OutboxFixture.await("every event published", Duration.ofSeconds(60),
+            Await.until("every event published", Duration.ofSeconds(60),
                     () -> outbox.count("status = 'published'") == events);
         }
         // The relay's and the writer's sessions have ended, so their statistics are flushed.
         String stats = "SELECT coalesce(sum(n_tup_ins), 0), coalesce(sum(n_tup_upd), 0), coalesce(sum(n_tup_del), 0),"
                 + " coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '" + outbox.schema()
                 + "' AND relname IN ('outbox_events_0', 'outbox_events_1', 'outbox_events_2')";
-        OutboxFixture.await("statistics of the inserts flushed", Duration.ofSeconds(30),
+        Await.until("statistics of the inserts flushed", Duration.ofSeconds(30),
                 () -> tableStats(stats).get(0) == events);
         assertEquals(List.of((long) events, 0L, 0L, 0L), tableStats(stats), "inserted, updated, deleted, dead tuples");
         assertEquals(events, log.publications().size());
@@ -176,19 +177,19 @@ class SnapshotReadPathTest {
         try (HikariDataSource pool = outbox.newPool(3);
              OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").batchSize(1000).build()).build()) {
             relay.start();
-            OutboxFixture.await("the small generation published", Duration.ofSeconds(30),
+            Await.until("the small generation published", Duration.ofSeconds(30),
                     () -> outbox.count("status = 'published'") == 60);
             // The relay polls several times a second: long enough for PostgreSQL to cache plans of its reads.
             Thread.sleep(1500);
             // Events of 5,000 keys in one transaction: it locks the outbox instead of each key (V8).
             outbox.execute("SELECT outbox_lock_for_bulk_write(); INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
                     + " SELECT 't', 'orders', 'k' || (g % 5000), '{}' FROM generate_series(1, 50000) g");
-            OutboxFixture.await("the grown generation published", Duration.ofSeconds(60),
+            Await.until("the grown generation published", Duration.ofSeconds(60),
                     () -> outbox.count("status = 'published'") == 50_060);
             // A backend reports its statistics at most once a second; the relay's go on polling meanwhile.
             Thread.sleep(1500);
             long before = tableStats(generationScans).get(0);
-            Thread.sleep(2500);
+            Thread.sleep(2500); // time itself: the relay polls for this long
             long after = tableStats(generationScans).get(0);
 
             assertEquals(before, after, "sequential scans of the 50,060-event generation while the relay polled for new events");
@@ -202,7 +203,7 @@ class SnapshotReadPathTest {
         try (HikariDataSource pool = outbox.newPool(2)) {
             try (OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").batchSize(10).build()).build()) {
                 relay.start();
-                OutboxFixture.await("30 events published", Duration.ofSeconds(30), () -> outbox.count("status = 'published'") == 30);
+                Await.until("30 events published", Duration.ofSeconds(30), () -> outbox.count("status = 'published'") == 30);
                 // Caught up, the relay goes on reading by index at its idle polls.
                 Thread.sleep(300);
             }

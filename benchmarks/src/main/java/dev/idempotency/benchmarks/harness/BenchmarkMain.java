@@ -31,7 +31,7 @@ public final class BenchmarkMain implements Callable<Integer> {
 
     @Option(names = "--sections", split = ",", defaultValue = "pgbench,overhead,redis,storm,relay,latency,peer,sweeper,relaycost,http,tracing",
             description = "Sections to run, comma-separated: pgbench, overhead, redis, storm, relay, latency, peer, sweeper, relaycost, http, "
-                    + "pgbouncer (needs --pgbouncer-url) (default: ${DEFAULT-VALUE}).")
+                    + "tracing, pgbouncer (needs --pgbouncer-url), keylock, brokers (needs RabbitMQ and NATS) (default: ${DEFAULT-VALUE}).")
     List<String> sections;
 
     @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds per cell (default: ${DEFAULT-VALUE}).")
@@ -118,17 +118,28 @@ public final class BenchmarkMain implements Callable<Integer> {
             description = "Events per second committed in the relay latency section (default: ${DEFAULT-VALUE}).")
     int latencyRate;
 
-    @Option(names = "--rabbitmq-url", defaultValue = "amqp://guest:guest@127.0.0.1:5672",
-            description = "RabbitMQ for section 14 (default: ${DEFAULT-VALUE}).")
-    String rabbitMqUrl;
-
     @Option(names = "--consumer-messages", defaultValue = "100000",
-            description = "Most messages a consumers cell consumes, timed, at batches of 100 and up (default: ${DEFAULT-VALUE}).")
+            description = "Most messages a cell of section consumers consumes, timed (default: ${DEFAULT-VALUE}).")
     int consumerMessages;
 
     @Option(names = "--nats-url", defaultValue = "nats://127.0.0.1:4222",
-            description = "NATS with JetStream for section 5 (default: ${DEFAULT-VALUE}).")
+            description = "NATS with JetStream for sections 5, brokers and consumers (default: ${DEFAULT-VALUE}).")
     String natsUrl;
+
+    @Option(names = "--broker-events", defaultValue = "100000",
+            description = "Events the relay drains to each broker, and the broker's own client publishes, in section "
+                    + "brokers (default: ${DEFAULT-VALUE}).")
+    int brokerEvents;
+
+    @Option(names = "--brokers", split = ",", defaultValue = "jetstream,rabbitmq,kafka",
+            description = "Brokers section brokers measures, comma-separated: jetstream (needs --nats-url), rabbitmq (needs "
+                    + "--rabbitmq-url), kafka (started in this JVM, or in a container where Docker works) "
+                    + "(default: ${DEFAULT-VALUE}).")
+    List<String> brokers;
+
+    @Option(names = "--rabbitmq-url", defaultValue = "amqp://guest:guest@127.0.0.1:5672",
+            description = "RabbitMQ for sections brokers and consumers (default: ${DEFAULT-VALUE}).")
+    String rabbitMqUrl;
 
     @Option(names = "--caller-threads", defaultValue = "platform",
             description = "What the callers of closed-loop cells run on: platform (a thread each) or virtual (Java 21 and "
@@ -183,7 +194,8 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .redisUri(redisUrl).pgbouncerUrl(pgbouncerUrl).pgbenchExecutable(pgbench).callerThreads(callerThreads).markdown(markdown).commandLine(commandLine())
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
                         .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
-                        .latencyRate(latencyRate).natsUrl(natsUrl).consumerMessages(consumerMessages).rabbitMqUrl(rabbitMqUrl).build())
+                        .latencyRate(latencyRate).natsUrl(natsUrl).brokerEvents(brokerEvents).rabbitMqUrl(rabbitMqUrl)
+                        .brokers(brokers).consumerMessages(consumerMessages).build())
                 .build();
         boolean failed = false;
         List<ResultRow> rows = new ArrayList<>();

@@ -7,8 +7,8 @@ import org.jdbi.v3.core.Jdbi;
 
 /**
  * A comparison schema of the run: a second schema migrated only up to an earlier version, with its own
- * payments table, for rows that measure a design beside the one before it (the outbox before V4's
- * generations; before V8's key-lock trigger), from {@link BenchmarkDatabase#earlierSchema}. Emptied with the
+ * payments table, for rows that measure a design beside the one before it (the outbox before V8's
+ * key-lock trigger, say), from {@link BenchmarkDatabase#earlierSchema}. Emptied with the
  * run's schema before each cell and dropped with it.
  */
 public final class EarlierSchema {

@@ -1,16 +1,19 @@
 package dev.idempotency.benchmarks.harness;
 
 import java.net.URI;
+import java.util.List;
 
 /**
- * Validated, immutable settings of the relay sections (5 to 7 and 9) and the consumers section (14):
+ * Validated, immutable settings of the relay sections (5 to 7, 9 and 14) and the consumers section (15):
  * backlog sizes, how the relays are tuned, the latency section's rate, the consumers' messages per cell
- * and where NATS is. Invalid values fail at {@link Builder#build()}
+ * and where the brokers are. Invalid values fail at {@link Builder#build()}
  * with a message naming the setting.
  */
 public final class RelayBenchSettings {
     /** Relay instances of the throughput section, each with a pool of this many connections (the relay uses at most two). */
     public static final int RELAY_POOL_SIZE = 3;
+    /** The brokers section 14 knows, in its order. */
+    public static final List<String> BROKERS = List.of("jetstream", "rabbitmq", "kafka");
 
     private final int events;
     private final int peerEvents;
@@ -21,8 +24,10 @@ public final class RelayBenchSettings {
     private final int partitions;
     private final int latencyRate;
     private final String natsUrl;
+    private final int brokerEvents;
+    private final String rabbitMqUrl;
+    private final List<String> brokers;
     private final int consumerMessages;
-    private final URI rabbitMqUrl;
 
     private RelayBenchSettings(Builder b) {
         this.events = b.events;
@@ -34,8 +39,10 @@ public final class RelayBenchSettings {
         this.partitions = b.partitions;
         this.latencyRate = b.latencyRate;
         this.natsUrl = b.natsUrl;
+        this.brokerEvents = b.brokerEvents;
+        this.rabbitMqUrl = b.rabbitMqUrl;
+        this.brokers = List.copyOf(b.brokers);
         this.consumerMessages = b.consumerMessages;
-        this.rabbitMqUrl = URI.create(b.rabbitMqUrl);
     }
 
     static Builder builder() {
@@ -87,12 +94,22 @@ public final class RelayBenchSettings {
         return natsUrl;
     }
 
-    /** The RabbitMQ server of section 14, {@code amqp://user:password@host:port}. */
-    public URI rabbitMqUrl() {
+    /** The events the relay drains to each broker, and the broker's own client publishes, in section 14. */
+    public int brokerEvents() {
+        return brokerEvents;
+    }
+
+    /** The RabbitMQ of section 14, as an {@code amqp://user:password@host:port} URL. */
+    public String rabbitMqUrl() {
         return rabbitMqUrl;
     }
 
-    /** The most messages a consumers cell consumes, timed (section 14). */
+    /** The brokers section 14 measures, in its order: some of {@link #BROKERS}. */
+    public List<String> brokers() {
+        return brokers;
+    }
+
+    /** The most messages a consumers cell consumes, timed (section 15). */
     public int consumerMessages() {
         return consumerMessages;
     }
@@ -108,15 +125,12 @@ public final class RelayBenchSettings {
         private int partitions = 32;
         private int latencyRate = 2_000;
         private String natsUrl = "nats://127.0.0.1:4222";
-        private int consumerMessages = 100_000;
+        private int brokerEvents = 100_000;
         private String rabbitMqUrl = "amqp://guest:guest@127.0.0.1:5672";
+        private List<String> brokers = BROKERS;
+        private int consumerMessages = 100_000;
 
         private Builder() {
-        }
-
-        public Builder rabbitMqUrl(String rabbitMqUrl) {
-            this.rabbitMqUrl = rabbitMqUrl;
-            return this;
         }
 
         public Builder consumerMessages(int consumerMessages) {
@@ -169,6 +183,21 @@ public final class RelayBenchSettings {
             return this;
         }
 
+        public Builder brokerEvents(int brokerEvents) {
+            this.brokerEvents = brokerEvents;
+            return this;
+        }
+
+        public Builder rabbitMqUrl(String rabbitMqUrl) {
+            this.rabbitMqUrl = rabbitMqUrl;
+            return this;
+        }
+
+        public Builder brokers(List<String> brokers) {
+            this.brokers = brokers;
+            return this;
+        }
+
         RelayBenchSettings build() {
             requireBetween("relayEvents", events, 1, 100_000_000);
             requireBetween("peerEvents", peerEvents, 1, 10_000_000);
@@ -188,6 +217,7 @@ public final class RelayBenchSettings {
             if (!"nats".equals(nats.getScheme()) || nats.getHost() == null) {
                 throw new IllegalArgumentException("natsUrl must be a URL like nats://127.0.0.1:4222 (was " + natsUrl + ")");
             }
+            requireBetween("brokerEvents", brokerEvents, 1, 10_000_000);
             URI rabbitMq;
             try {
                 rabbitMq = URI.create(rabbitMqUrl == null ? "" : rabbitMqUrl);
@@ -199,6 +229,10 @@ public final class RelayBenchSettings {
                 throw new IllegalArgumentException("rabbitMqUrl must be a URL like amqp://guest:guest@127.0.0.1:5672 (was "
                         + rabbitMqUrl + ")");
             }
+            if (brokers == null || brokers.isEmpty() || !BROKERS.containsAll(brokers)) {
+                throw new IllegalArgumentException("brokers must name some of " + BROKERS + " (was " + brokers + ")");
+            }
+            brokers = BROKERS.stream().filter(brokers::contains).toList();
             return new RelayBenchSettings(this);
         }
 

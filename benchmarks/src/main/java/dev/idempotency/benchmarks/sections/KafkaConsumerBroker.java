@@ -1,7 +1,7 @@
 package dev.idempotency.benchmarks.sections;
 
 import dev.idempotency.outbox.publisher.kafka.KafkaPublisher;
-import dev.idempotency.outbox.publisher.kafka.KafkaTestBroker;
+import dev.idempotency.testing.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,8 +21,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Kafka for the consumers section: the tests' single-node broker ({@link KafkaTestBroker}, outbox-relay's
- * test jar) started in this JVM, a one-partition topic of the cell's own filled by one producer, read by
+ * Kafka for the consumers section: the tests' single-node broker ({@link KafkaTestBroker}, test-support's)
+ * started in this JVM (in a container where Docker works), a one-partition topic of the cell's own filled by one producer, read by
  * a consumer with {@code max.poll.records} the batch size, and acknowledged with {@code commitSync} of
  * the offset after each batch's last record.
  */

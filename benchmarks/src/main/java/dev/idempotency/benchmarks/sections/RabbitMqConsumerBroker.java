@@ -39,8 +39,9 @@ final class RabbitMqConsumerBroker implements ConsumerBroker {
     }
 
     /** Connects to RabbitMQ at {@code uri} (amqp://user:password@host:port); fails naming it when nothing answers. */
-    static RabbitMqConsumerBroker connect(URI uri) {
+    static RabbitMqConsumerBroker connect(String url) {
         ConnectionFactory factory = new ConnectionFactory();
+        URI uri = URI.create(url);
         try {
             factory.setUri(uri);
             return new RabbitMqConsumerBroker(factory.newConnection("consumers-bench"));

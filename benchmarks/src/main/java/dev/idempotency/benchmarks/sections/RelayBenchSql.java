@@ -14,10 +14,12 @@ final class RelayBenchSql {
      */
     static final String LOCK_FOR_BULK_WRITE = "SELECT <schema>.outbox_lock_for_bulk_write()";
 
+    /** The topic {@link #FILL_OUTBOX} gives every event: section 14 binds its RabbitMQ queue by it. */
+    static final String FILL_TOPIC = "payments";
+
     /**
      * A backlog of :events pending events in one statement, spread round-robin over :keys partition keys.
-     * Fits both outbox shapes: from V4 the generation and txid defaults fill themselves (one transaction,
-     * so one txid for the whole backlog); up to V3 the status defaults to pending.
+     * The generation and txid defaults fill themselves (one transaction, so one txid for the whole backlog).
      */
     static final String FILL_OUTBOX = """
             INSERT INTO <schema>.outbox_events (tenant_id, topic, partition_key, payload, headers)
@@ -33,6 +35,14 @@ final class RelayBenchSql {
             SELECT 't1', 'payments', (g % :keys)::text, jsonb_build_object('seq', g), '{}'::jsonb,
                    '00-' || md5(g::text) || '-' || substr(md5('span' || g), 1, 16) || '-01'
             FROM generate_series(1, :events) AS g""";
+
+    /**
+     * The events of a fill as a relay reads them (message id, tenant, topic, key, payload text), in id order:
+     * what section 14's broker clients publish on their own.
+     */
+    static final String EVENTS_AS_WRITTEN = """
+            SELECT id, message_id::text AS message_id, tenant_id, topic, partition_key, payload::text AS payload
+            FROM <schema>.outbox_events ORDER BY id""";
 
     /**
      * Fresh statistics and visibility map after a fill, so the relay's reads plan as they would in steady

@@ -6,7 +6,9 @@ import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.function.Predicate;
 import javax.sql.DataSource;
@@ -27,8 +29,9 @@ final class RelayCpu {
     private final String applicationName;
     private final Jdbi monitor;
     private final long startNanos;
-    private final long threadCpuAtStart;
-    private final double backendSecondsAtStart;
+    /** CPU so far of each matching thread (by id) and backend (by pid) at the start: only what they add counts. */
+    private final Map<Long, Long> threadCpuAtStart;
+    private final Map<Integer, Double> backendSecondsAtStart;
 
     private RelayCpu(Predicate<String> threadNames, String applicationName, DataSource monitor) {
         this.threadNames = threadNames;
@@ -47,9 +50,20 @@ final class RelayCpu {
     /** The shares since {@link #start}; read while the relay still runs (its threads and connections are live). */
     Share read() {
         double elapsed = (System.nanoTime() - startNanos) / 1e9 * Runtime.getRuntime().availableProcessors();
-        double backends = backendCpuSeconds();
-        return new Share((threadCpuNanos() - threadCpuAtStart) / 1e9 / elapsed,
-                Double.isNaN(backends) ? Double.NaN : (backends - backendSecondsAtStart) / elapsed);
+        // Per thread and per backend, so that one of an earlier cell that ends meanwhile cannot make the share negative.
+        long threadNanos = 0;
+        for (Map.Entry<Long, Long> thread : threadCpuNanos().entrySet()) {
+            threadNanos += thread.getValue() - threadCpuAtStart.getOrDefault(thread.getKey(), 0L);
+        }
+        Map<Integer, Double> backends = backendCpuSeconds();
+        double backendSeconds = Double.NaN;
+        if (backends != null && backendSecondsAtStart != null) {
+            backendSeconds = 0;
+            for (Map.Entry<Integer, Double> backend : backends.entrySet()) {
+                backendSeconds += backend.getValue() - backendSecondsAtStart.getOrDefault(backend.getKey(), 0.0);
+            }
+        }
+        return new Share(threadNanos / 1e9 / elapsed, backendSeconds / elapsed);
     }
 
     /** Shares of the machine's cores: the relay's JVM threads, its backends (NaN when not readable). */
@@ -69,30 +83,29 @@ final class RelayCpu {
         }
     }
 
-    private long threadCpuNanos() {
-        long total = 0;
+    private Map<Long, Long> threadCpuNanos() {
+        Map<Long, Long> cpu = new HashMap<>();
         for (ThreadInfo info : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
             if (info != null && threadNames.test(info.getThreadName())) {
-                long cpu = THREADS.getThreadCpuTime(info.getThreadId());
-                total += Math.max(0, cpu);
+                cpu.put(info.getThreadId(), Math.max(0, THREADS.getThreadCpuTime(info.getThreadId())));
             }
         }
-        return total;
+        return cpu;
     }
 
-    /** CPU seconds of the backends with this application_name so far; NaN when /proc does not have them. */
-    private double backendCpuSeconds() {
+    /** CPU seconds of each backend with this application_name so far, by pid; null when /proc does not have them. */
+    private Map<Integer, Double> backendCpuSeconds() {
         List<Integer> pids = monitor.withHandle(h -> h.createQuery(
                         "SELECT pid FROM pg_stat_activity WHERE application_name = :name")
                 .bind("name", applicationName).mapTo(Integer.class).list());
-        double seconds = 0;
+        Map<Integer, Double> seconds = new HashMap<>();
         for (int pid : pids) {
             try {
                 String stat = Files.readString(Path.of("/proc", Integer.toString(pid), "stat"));
                 String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                seconds += (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / CLOCK_TICKS_PER_SECOND;
+                seconds.put(pid, (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / CLOCK_TICKS_PER_SECOND);
             } catch (IOException | RuntimeException e) {
-                return Double.NaN;
+                return null;
             }
         }
         return seconds;

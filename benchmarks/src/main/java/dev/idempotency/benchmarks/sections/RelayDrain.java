@@ -4,13 +4,16 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.benchmarks.harness.BenchmarkRun;
 import dev.idempotency.benchmarks.harness.BenchmarkSql;
 import dev.idempotency.benchmarks.harness.RelayBenchSettings;
+import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.core.tracing.Tracing;
 import dev.idempotency.outbox.OutboxBacklog;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -53,6 +56,22 @@ final class RelayDrain {
             });
         }
         log.info("filled the outbox with {} events in {} s", events, (System.nanoTime() - started) / 1e9);
+    }
+
+    /**
+     * The events of the last fill as a relay reads them from the outbox, each with its message id, for a
+     * broker client to publish the same messages on its own (section 14). Headers and trace context: none,
+     * as the fill writes them.
+     */
+    static List<OutboxEvent> written(BenchmarkRun run) {
+        try (HikariDataSource pool = run.database().pool("relay-read", 1)) {
+            Instant now = Instant.now();
+            return Jdbi.create(pool).withHandle(h -> h.createQuery(BenchmarkSql.render(RelayBenchSql.EVENTS_AS_WRITTEN,
+                            run.database().schema()))
+                    .map((rs, ctx) -> new OutboxEvent(rs.getLong("id"), rs.getString("message_id"), rs.getString("tenant_id"),
+                            rs.getString("topic"), rs.getString("partition_key"), rs.getString("payload"), Map.of(), now, 1))
+                    .list());
+        }
     }
 
     /** The relay configuration every section uses: the library's defaults with the run's tuning. */

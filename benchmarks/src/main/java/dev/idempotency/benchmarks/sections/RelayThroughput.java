@@ -8,6 +8,7 @@ import dev.idempotency.benchmarks.harness.ResultRow;
 import dev.idempotency.benchmarks.harness.Section;
 import dev.idempotency.benchmarks.harness.Targets;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
+import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisherConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -15,8 +16,7 @@ import java.util.Locale;
 /**
  * Section 5: relay throughput. A backlog (1,000,000 events by default, over 10,000 partition keys)
  * drained by 1 and by 3 in-JVM relays, to a no-op publisher and to NATS JetStream with acks awaited.
- * Targets: at least 50,000 events/s to the no-op publisher, at least 20,000 to JetStream. Beside them,
- * the design before V4 drains the same backlog to nothing ({@link PreV4RelayDrain}), for comparison.
+ * Targets: at least 50,000 events/s to the no-op publisher, at least 20,000 to JetStream.
  */
 final class RelayThroughput implements Section {
     static final double NO_OP_FLOOR = 50_000;
@@ -38,10 +38,8 @@ final class RelayThroughput implements Section {
     public List<ResultRow> run(BenchmarkRun run) throws Exception {
         RelayBenchSettings relay = run.settings().relay();
         List<ResultRow> rows = new ArrayList<>();
-        List<Measurement> ours = new ArrayList<>();
         for (int instances : INSTANCES) {
             Measurement m = noOp(run, relay.events(), instances);
-            ours.add(m);
             rows.add(row(run, "drain " + relay.events() + " events to no-op publisher", instances, m, "")
                     .target(verdict(m.opsPerSecond(), NO_OP_FLOOR)));
         }
@@ -51,9 +49,11 @@ final class RelayThroughput implements Section {
                 RelayDrain.fill(run, relay.events());
                 try (JetStreamStream stream = JetStreamStream.create(relay.natsUrl())) {
                     String subjectPrefix = stream.subjectPrefix();
-                    double seconds = RelayDrain.drain(run, instances, () -> NatsJetStreamPublisher.builder()
+                    NatsJetStreamPublisherConfig nats = NatsJetStreamPublisherConfig.builder()
                             .servers(List.of(relay.natsUrl())).subjectPrefix(subjectPrefix).connectionName("relaybench")
-                            .build(), relay.events());
+                            .build();
+                    double seconds = RelayDrain.drain(run, instances, () -> new NatsJetStreamPublisher(nats),
+                            relay.events());
                     streamMessages[0] = stream.messages();
                     return drained(relay.events(), seconds);
                 }
@@ -62,23 +62,11 @@ final class RelayThroughput implements Section {
                     streamMessages[0] == 0 ? "" : "stream holds " + streamMessages[0])
                     .target(verdict(m.opsPerSecond(), JETSTREAM_FLOOR)));
         }
-        for (int i = 0; i < INSTANCES.length; i++) {
-            int instances = INSTANCES[i];
-            Measurement m = run.cell(RelayCost.PRE_V4 + NO_OP_CELL + " (" + relay.events() + " events)", instances, () -> {
-                PreV4RelayDrain.fill(run, relay.events());
-                return drained(relay.events(), PreV4RelayDrain.drain(run, instances, relay.events()));
-            });
-            rows.add(row(run, RelayCost.PRE_V4 + "drain " + relay.events() + " events to no-op publisher", instances, m,
-                    "V4/pre-V4 events/s " + Targets.format(Targets.ratio(ours.get(i).opsPerSecond(), m.opsPerSecond())))
-                    .target("comparison"));
-        }
         run.note("Section 5: callers = relay instances, each in this JVM with its own pool of "
                 + RelayBenchSettings.RELAY_POOL_SIZE + " connections; " + relay.partitionKeys() + " partition keys; relay config "
                 + RelayDrain.config(run, "bench-relay-0") + ". Timed from the relays' start until no event is pending "
                 + "(the fill and VACUUM ANALYZE before it are not timed). JetStream: stream in memory storage, duplicate window "
-                + JetStreamStream.DUPLICATE_WINDOW.toSeconds() + " s, created and deleted by the run. Rows starting '"
-                + RelayCost.PRE_V4 + "': the same backlog in a schema migrated up to V3 only, drained by as many loops "
-                + "sending the pre-V4 relay's statements (PreV4RelayDrain; see section 9's note).");
+                + JetStreamStream.DUPLICATE_WINDOW.toSeconds() + " s, created and deleted by the run.");
         return rows;
     }
 

@@ -22,6 +22,7 @@ public final class Sections {
             new ExecutorBehindPgBouncer(),
             new KeyLockTrigger(),
             new TracingCost(),
+            new RelayVsBrokerClient(),
             new ConsumerThroughput());
 
     private Sections() {

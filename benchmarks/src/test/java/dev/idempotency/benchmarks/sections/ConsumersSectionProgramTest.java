@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs the consumers section (14) with 600 messages per cell against the test PostgreSQL, the local
+ * Runs the consumers section (15) with 600 messages per cell against the test PostgreSQL, the local
  * NATS and RabbitMQ and a Kafka broker it starts, to prove each broker's rows are measured and printed: exactly once,
  * raw, and the bare inserts, at each batch size, with no error (every message made one payment). No
  * timing is asserted.
@@ -34,7 +34,7 @@ class ConsumersSectionProgramTest {
         assertEquals(0, run.exitCode(), run.output());
         assertFalse(run.output().contains("FAILED"), run.output());
         assertFalse(run.output().contains("ERRORS"), run.output());
-        List<String> rows = run.rows("14 consumers exactly once");
+        List<String> rows = run.rows(ConsumerThroughput.TITLE);
         assertEquals(3 * ConsumerThroughput.BATCHES.length * 3, rows.size(), run.output());
         int row = 0;
         for (String broker : List.of("JetStream pull fetch", "RabbitMQ prefetch", "Kafka poll")) {

@@ -63,16 +63,12 @@ class RelaySectionsProgramTest {
 
         assertEquals(0, exitCode[0], output);
         List<String> relay = rows(output, "5 relay throughput");
-        assertEquals(6, relay.size(), output);
+        assertEquals(4, relay.size(), output);
         assertTrue(relay.get(0).matches(".*drain 2000 events to no-op publisher +1 .*(met|NOT MET): >= 50000 events/s.*"), relay.get(0));
         assertTrue(relay.get(1).matches(".*drain 2000 events to no-op publisher +3 .*"), relay.get(1));
         // The stream received every event: the relay's acks were real.
         assertTrue(relay.get(2).matches(".*to JetStream \\(acks\\) +1 .*stream holds 2000 .*"), relay.get(2));
         assertTrue(relay.get(3).matches(".*to JetStream \\(acks\\) +3 .*stream holds 2000 .*"), relay.get(3));
-        // The design before V4, drained by its own statements, beside ours.
-        assertTrue(relay.get(4).matches(".*pre-V4 design: drain 2000 events to no-op publisher +1 .*V4/pre-V4 events/s \\d+\\.\\d\\d +comparison.*"),
-                relay.get(4));
-        assertTrue(relay.get(5).matches(".*pre-V4 design: drain 2000 events to no-op publisher +3 .*"), relay.get(5));
     }
 
     @Test

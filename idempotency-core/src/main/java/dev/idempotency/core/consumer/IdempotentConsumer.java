@@ -122,7 +122,7 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         String key;
         try {
             key = ConsumerKeys.messageKey(name, messageId, tenant);
-        } catch (IllegalArgumentException e) {
+        } catch (InvalidIdempotencyKeyException | IllegalArgumentException e) {
             return Delivery.failed(Delivery.Outcome.INVALID, e);
         }
         try {

@@ -46,7 +46,8 @@ public final class ConsumerKeys {
     /**
      * The key under which consumer {@code name} applies message {@code messageId} of {@code tenant}.
      *
-     * @throws IllegalArgumentException the message id or the tenant is malformed (the message is invalid)
+     * @throws IllegalArgumentException the message id is malformed (the message is invalid)
+     * @throws dev.idempotency.core.InvalidIdempotencyKeyException the tenant, or the key they make, is malformed
      */
     public static String messageKey(String name, String messageId, String tenant) {
         Labels.requireLabel("messageId", messageId, IdempotencyKeys.MAX_KEY_LENGTH - MAX_NAME_LENGTH - 1);

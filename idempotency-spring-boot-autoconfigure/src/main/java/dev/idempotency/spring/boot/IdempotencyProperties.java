@@ -22,6 +22,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param sweeper the background job failing expired leases and purging expired keys and published events
  * @param relay the outbox relay that publishes committed events to a broker
  * @param tracing the library's spans and the trace context stored with outbox events
+ * @param console the operator console, served by the application when turned on
  */
 @ConfigurationProperties("idempotency")
 public record IdempotencyProperties(
@@ -35,7 +36,8 @@ public record IdempotencyProperties(
         @DefaultValue Http http,
         @DefaultValue Sweeper sweeper,
         @DefaultValue Relay relay,
-        @DefaultValue TracingSettings tracing) {
+        @DefaultValue TracingSettings tracing,
+        @DefaultValue Console console) {
 
     /**
      * @param enabled whether the executor, the HTTP layer and the relay store and send trace context and
@@ -117,8 +119,9 @@ public record IdempotencyProperties(
 
     /**
      * @param enabled whether the relay runs in this application (off by default: it is often a process of its own)
-     * @param publisher the publisher's name: {@code log}, {@code http}, {@code rabbitmq}, {@code nats} or {@code kafka}
-     * @param settings the publisher's settings, as its builder's {@code settings(Map)} reads them
+     * @param publisher the publisher's name: {@code log}, {@code http}, {@code rabbitmq}, {@code nats}, {@code kafka},
+     *                  or the name of another {@code PublisherProvider} on the class path
+     * @param settings the publisher's settings, as its configuration builder's {@code settings(Map)} reads them
      *                 (e.g. {@code host} and {@code exchange} for {@code rabbitmq})
      * @param instanceId this relay's id; empty: a random one
      * @param partitions virtual partitions of the outbox (every relay on one database must agree)
@@ -144,5 +147,16 @@ public record IdempotencyProperties(
             @DefaultValue("100ms") Duration positionWriteInterval,
             @DefaultValue("10s") Duration metricsRefreshInterval,
             @DefaultValue("5m") Duration stallAfter) {
+    }
+
+    /**
+     * @param enabled  whether the application serves the operator console (behind its own security)
+     * @param path     where: an absolute path without a trailing slash, below the servlet context path
+     * @param readOnly the console without its actions (requeue): their buttons left out, their POSTs refused
+     */
+    public record Console(
+            @DefaultValue("false") boolean enabled,
+            @DefaultValue("/idempotency/console") String path,
+            @DefaultValue("false") boolean readOnly) {
     }
 }

@@ -8,7 +8,8 @@ import org.springframework.context.SmartLifecycle;
 /**
  * Runs the outbox relay while the context runs. It starts before the web server and stops after the
  * web server drained its requests, so the events of the last requests are published too; it stops
- * gracefully (finishing and marking its batch, releasing its partitions) before the data source closes. The executor's commits wake it through
+ * gracefully (finishing and marking its batch, releasing its partitions) before the data source closes. The executor's
+ * commits wake it through
  * {@link #wakeUp()}. A relay starts once, so each start builds a new one.
  */
 public final class RelayLifecycle implements SmartLifecycle {

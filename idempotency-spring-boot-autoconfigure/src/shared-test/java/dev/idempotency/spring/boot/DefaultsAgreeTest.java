@@ -1,7 +1,9 @@
 package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
+import dev.idempotency.console.OutboxConsole;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.http.IdempotentHttpConfig;
 import dev.idempotency.jdbc.Sweeper;
@@ -10,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
@@ -59,5 +62,16 @@ class DefaultsAgreeTest {
         assertThat(spring.relay().positionWriteInterval()).isEqualTo(relay.positionWriteInterval());
         assertThat(spring.sweeper().interval()).isEqualTo(Sweeper.DEFAULT_INTERVAL);
         assertThat(spring.sweeper().batchSize()).isEqualTo(Sweeper.DEFAULT_BATCH_SIZE);
+    }
+
+    @Test
+    void theConsoleIsOffByDefaultWithActionsAtTheDocumentedPathWhichTheConsoleAccepts() {
+        IdempotencyProperties.Console console = spring.console();
+
+        assertThat(console.enabled()).isFalse();
+        assertThat(console.readOnly()).isFalse();
+        assertThat(console.path()).isEqualTo("/idempotency/console");
+        assertThatCode(() -> OutboxConsole.builder(new PGSimpleDataSource()).basePath(console.path()).build())
+                .doesNotThrowAnyException();
     }
 }

@@ -2,20 +2,21 @@ package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static dev.idempotency.spring.boot.Eventually.await;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.BusinessFailure;
 import dev.idempotency.core.IdempotencyConfig;
 import dev.idempotency.core.IdempotentExecutor;
 import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.spring.boot.actuate.IdempotencyHealthAutoConfiguration;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.MigratedSchema;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
@@ -49,7 +50,7 @@ class IdempotencyAutoConfigurationTest {
                 // the other line's
             }
         }
-        throw new IllegalStateException("none of " + java.util.List.of(names) + " is on the class path");
+        throw new IllegalStateException("none of " + List.of(names) + " is on the class path");
     }
 
     @RegisterExtension
@@ -189,19 +190,48 @@ class IdempotencyAutoConfigurationTest {
                         return "ok";
                     });
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
-                    await(() -> registry.get("outbox.events.published").counter().count() == 1.0);
+                    Await.until("the published counter at 1", () -> registry.get("outbox.events.published").counter().count() == 1.0);
                     // Woken by the commit, not by its 5 s idle poll.
                     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
                     // The relay writes a keeping-up position at most once per positionWriteInterval (100 ms by
                     // default), so the database says "published" shortly after the meter does.
-                    await(() -> count("SELECT count(*) FROM " + db.name() + ".outbox_event_states WHERE status = 'published'") == 1);
-                    await(() -> registry.find("outbox.backlog.events").gauge() != null);
+                    Await.until("the event published",
+                            () -> count("SELECT count(*) FROM " + db.name() + ".outbox_event_states WHERE status = 'published'") == 1);
+                    Await.until("the backlog gauge registered", () -> registry.find("outbox.backlog.events").gauge() != null);
                     // Its details over HTTP: RelayOverHttpTest.
                     assertThat(context).hasBean("outboxRelayHealthIndicator");
                 });
         // Closing the context stopped the relay gracefully: its heartbeat row is gone.
         assertThat(count("SELECT count(*) FROM " + db.name() + ".outbox_relay_instances WHERE instance_id = '"
                 + relayId[0] + "'")).isZero();
+    }
+
+    @Test
+    void aPublisherOnTheClassPathIsChosenByItsNameAndGetsItsSettings() {
+        runner().withPropertyValues("idempotency.relay.enabled=true",
+                        "idempotency.relay.publisher=" + RecordingPublisherProvider.NAME,
+                        "idempotency.relay.settings.label=orders", "idempotency.relay.partitions=4")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RecordingPublisherProvider.Recording publisher =
+                            (RecordingPublisherProvider.Recording) context.getBean(Publisher.class);
+                    assertThat(publisher.settings).isEqualTo(Map.of("label", "orders"));
+                    @SuppressWarnings("unchecked")
+                    IdempotentExecutor<PostgresTransaction> executor = context.getBean(IdempotentExecutor.class);
+                    executor.run("k1", "t1", tx -> {
+                        tx.outbox().publish("payments", "p1", Map.of("amount", 5));
+                        return "ok";
+                    });
+                    Await.until("the event at the custom publisher", () -> publisher.topics.equals(List.of("payments")));
+                });
+    }
+
+    @Test
+    void anUnknownPublisherFailsTheContextNamingThePublishersFound() {
+        runner().withPropertyValues("idempotency.relay.enabled=true", "idempotency.relay.publisher=kafak")
+                .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining(
+                        "unknown publisher 'kafak'; publishers on the class path: http, kafka, log, nats, rabbitmq, "
+                                + RecordingPublisherProvider.NAME));
     }
 
     @Test

@@ -2,17 +2,15 @@ package dev.idempotency.outbox.cli;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Optional;
 
 /**
- * Who may use the console, and the CSRF token its forms carry. With credentials, a request must
- * carry them (HTTP Basic) and is answered 401 otherwise; without, the console is only served on
- * loopback ({@link ConsoleOptions}) and its user is {@value #LOCAL_USER}. The token is drawn once per
- * process and every POST must send it back; comparisons take constant time. Without credentials, a
- * request must also name a loopback host in its Host header, so that a web page whose name an attacker
- * re-points at 127.0.0.1 (DNS rebinding) cannot read the console nor its token.
+ * Who may use the console. With credentials, a request must carry them (HTTP Basic) and is answered
+ * 401 otherwise; without, the console is only served on loopback ({@link ConsoleOptions}) and its user
+ * is {@value #LOCAL_USER}; comparisons take constant time. Without credentials, a request must also
+ * name a loopback host in its Host header, so that a web page whose name an attacker re-points at
+ * 127.0.0.1 (DNS rebinding) cannot read the console nor its CSRF token (which the console checks itself).
  */
 final class ConsoleAccess {
     /** The user actions are logged under when the console asks for no credentials. */
@@ -20,15 +18,11 @@ final class ConsoleAccess {
 
     private final String user;
     private final byte[] expectedAuthorization;
-    private final byte[] csrfToken;
 
     private ConsoleAccess(String user, String password) {
         this.user = user;
         this.expectedAuthorization = user == null ? null : ("Basic " + Base64.getEncoder().encodeToString(
                 (user + ":" + password).getBytes(StandardCharsets.UTF_8))).getBytes(StandardCharsets.UTF_8);
-        byte[] random = new byte[32];
-        new SecureRandom().nextBytes(random);
-        this.csrfToken = Base64.getUrlEncoder().withoutPadding().encodeToString(random).getBytes(StandardCharsets.US_ASCII);
     }
 
     /** Anyone who reaches the server is {@value #LOCAL_USER}. */
@@ -69,15 +63,5 @@ final class ConsoleAccess {
         int colon = host.indexOf(':');
         String name = colon < 0 ? host : host.substring(0, colon);
         return name.equals("localhost") || name.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
-    }
-
-    /** The token the console's forms carry. */
-    String csrfToken() {
-        return new String(csrfToken, StandardCharsets.US_ASCII);
-    }
-
-    /** Whether a POST sent the token back. */
-    boolean csrfMatches(String sent) {
-        return sent != null && MessageDigest.isEqual(csrfToken, sent.getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -1,6 +1,7 @@
 package dev.idempotency.outbox.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.console.OutboxConsole;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.Sweeper;
@@ -48,7 +49,8 @@ final class RunCommand implements Callable<Integer> {
     boolean migrate;
 
     @Option(names = "--publisher", defaultValue = "${env:OUTBOX_PUBLISHER:-log}",
-            description = "Where events go: log, http, rabbitmq, nats or kafka (env OUTBOX_PUBLISHER; default: ${DEFAULT-VALUE}).")
+            description = "Where events go: log, http, rabbitmq, nats, kafka, or the name of a PublisherProvider on the"
+                    + " class path (env OUTBOX_PUBLISHER; default: ${DEFAULT-VALUE}).")
     String publisher;
 
     @Option(names = {"-s", "--publisher-setting"}, paramLabel = "NAME=VALUE",
@@ -107,7 +109,8 @@ final class RunCommand implements Callable<Integer> {
     Duration sweepInterval;
 
     @Option(names = "--published-retention", defaultValue = "${env:OUTBOX_PUBLISHED_RETENTION:-24h}", converter = DurationConverter.class,
-            description = "How long published events are kept at least; the sweeper removes them a whole generation at a time (env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
+            description = "How long published events are kept at least; the sweeper removes them a whole generation at a time "
+                    + "(env OUTBOX_PUBLISHED_RETENTION; default: ${DEFAULT-VALUE}).")
     Duration publishedRetention;
 
     @Option(names = "--sweep-batch-size", defaultValue = "${env:OUTBOX_SWEEP_BATCH_SIZE}",
@@ -128,7 +131,8 @@ final class RunCommand implements Callable<Integer> {
     String httpHost;
 
     @Option(names = "--http-port", defaultValue = "${env:OUTBOX_HTTP_PORT:-9464}",
-            description = "Port for /metrics and /health; 0 picks a free one, -1 turns them off (env OUTBOX_HTTP_PORT; default: ${DEFAULT-VALUE}).")
+            description = "Port for /metrics and /health; 0 picks a free one, -1 turns them off "
+                    + "(env OUTBOX_HTTP_PORT; default: ${DEFAULT-VALUE}).")
     int httpPort;
 
     @Option(names = "--stall-after", defaultValue = "${env:OUTBOX_STALL_AFTER:-5m}", converter = DurationConverter.class,
@@ -177,9 +181,9 @@ final class RunCommand implements Callable<Integer> {
                 }
                 gauges.scheduleWithFixedDelay(metrics::refresh, 0, 5, TimeUnit.SECONDS);
                 if (httpPort >= 0) {
-                    ConsoleHandler consoleHandler = consoleAccess == null ? null : new ConsoleHandler(consoleAccess,
-                            console.readOnly, new ConsoleQueries(pool, database.schema), backlog, deadLetters,
-                            metrics::stalledFor, stallAfter);
+                    ConsoleHttpHandler consoleHandler = consoleAccess == null ? null : new ConsoleHttpHandler(consoleAccess,
+                            OutboxConsole.builder(pool).schema(database.schema).readOnly(console.readOnly)
+                                    .basePath(ConsoleHttpHandler.BASE_PATH).stall(metrics::stalledFor, stallAfter).build());
                     status = new StatusServer(httpHost, httpPort, metrics::scrape,
                             () -> health(relay, metrics, stallAfter), consoleHandler);
                     log.info("metrics at http://{}:{}/metrics, health at /health", httpHost, status.port());

@@ -79,7 +79,8 @@ class CommandLineTest {
 
             assertEquals(OutboxRelayCli.EXIT_FIX_AND_RETRY, run.exitCode(), run.all());
             assertTrue(run.err().startsWith("error: schema \"" + schema.name() + "\" lacks the tables outbox_relay_partitions, "
-                    + "outbox_relay_instances, outbox_retries of a later migration: apply the migrations with 'java -jar outbox-relay.jar migrate"), run.err());
+                    + "outbox_relay_instances, outbox_retries of a later migration: apply the migrations with "
+                    + "'java -jar outbox-relay.jar migrate"), run.err());
         }
     }
 

@@ -3,14 +3,22 @@ package dev.idempotency.outbox.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
+import dev.idempotency.core.IdempotencyConfig;
+import dev.idempotency.core.LeaseLostException;
+import dev.idempotency.core.LeaseRequest;
+import dev.idempotency.core.Outcome;
 import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.testing.Brokers;
+import dev.idempotency.testing.DeadLetterRows;
 import dev.idempotency.testing.MigratedSchema;
 import dev.idempotency.testing.MissingTool;
 import dev.idempotency.testing.TestDatabase;
@@ -22,12 +30,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -41,6 +51,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -139,17 +150,113 @@ class ConsoleBrowserTest {
                 assertTrue(log.contains("console: local requeued dead letter " + id), log);
                 assertFalse(log.contains("4111-secret-7"), "no payload in the log:\n" + log);
             } finally {
-                relay.destroy();
-                if (!relay.waitFor(30, TimeUnit.SECONDS)) {
-                    relay.destroyForcibly();
-                }
+                stop(relay);
+            }
+        }
+    }
+
+    @Test
+    void aDeadLetterRabbitMqRefusedIsFoundByItsTopicAndDeletedAfterAConfirmation() throws Exception {
+        Brokers.requireRabbitMq();
+        String topic = "console-delete-" + UUID.randomUUID();
+        try (TestSchema schema = TestDatabase.get().newSchema("console_delete", 2)) {
+            StringBuffer output = new StringBuffer();
+            Process relay = start(schema, output, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms",
+                    "--publisher", "rabbitmq", "-s", "host=127.0.0.1", "--max-attempts", "1", "--console");
+            try {
+                String console = awaitConsoleUrl(relay, output);
+                Jdbi jdbi = Jdbi.create(schema.dataSource());
+                // No queue is named like the topic: RabbitMQ returns the message and the relay dead-letters it.
+                jdbi.useHandle(h -> h.createUpdate("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                        + " VALUES ('shop-2', :topic, 'order-9', '{\"card\": \"4111-secret-9\"}')").bind("topic", topic).execute());
+                long id = ((Number) awaitDeadLetter(jdbi).get("event_id")).longValue();
+                DeadLetterRows.insert(schema.dataSource(), id + 1000, "another-topic", "{}");
+
+                browser.get(console + "/dead-letters");
+                browser.findElement(By.id("filter-topic")).sendKeys(topic);
+                browser.findElement(By.id("apply-filter")).click();
+                assertEquals("1 dead letter matches.", browser.findElement(By.id("dead-letter-count")).getText());
+                String row = browser.findElement(By.id("dead-letters")).getText();
+                assertTrue(row.contains(topic) && row.contains("unroutable") && !row.contains("another-topic"), row);
+                browser.findElement(By.id("select-" + id)).click();
+                browser.findElement(By.id("delete-selected")).click();
+                assertEquals(Long.toString(id), browser.findElement(By.id("confirm-ids")).getText());
+                assertEquals("dead", DeadLetterRows.status(schema.dataSource(), id), "nothing deleted before the confirmation");
+                browser.findElement(By.id("confirm-selected")).click();
+
+                assertEquals("Deleted 1 dead letters for good.", browser.findElement(By.id("notice")).getText());
+                assertNull(DeadLetterRows.status(schema.dataSource(), id));
+                assertEquals("dead", DeadLetterRows.status(schema.dataSource(), id + 1000), "the other dead letter stays");
+                String log = output.toString();
+                assertTrue(log.contains("console: local deleted dead letters: 1 of 1 deleted, ids [" + id + "]"), log);
+                assertFalse(log.contains("4111-secret-9"), "no payload in the log:\n" + log);
+            } finally {
+                stop(relay);
+            }
+        }
+    }
+
+    @Test
+    void anUnknownOutcomeLeftByALeaseThatRanOutIsResolvedInTheBrowserAndItsKeyThenReplaysTheResult() throws Exception {
+        try (TestSchema schema = TestDatabase.get().newSchema("console_keys", 2)) {
+            StringBuffer output = new StringBuffer();
+            // The relay's own sweeper records the unknown outcome, every 200 ms here.
+            Process relay = start(schema, output, "run", "--migrate", "--http-port", "0", "--sweep-interval", "200ms",
+                    "--console");
+            try {
+                String console = awaitConsoleUrl(relay, output);
+                PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(schema.dataSource())
+                        .config(IdempotencyConfig.builder().schema(schema.name()).build()).build();
+                Jdbi jdbi = Jdbi.create(schema.dataSource());
+                String key = "pay-" + UUID.randomUUID();
+                LeaseRequest<String> request = LeaseRequest.builder(key, "shop-1").lease(Duration.ofMillis(300))
+                        .resultType(String.class).build();
+                // The external step overruns its lease: the completion finds it lost, and whether the charge went
+                // through is unknown.
+                assertThrows(LeaseLostException.class, () -> executor.runWithLease(request, lease -> {
+                    await("the lease on " + key + " ran out", () -> jdbi.withHandle(h -> h.createQuery(
+                            "SELECT lease_expires_at <= now() FROM idempotency_keys WHERE idempotency_key = :key")
+                            .bind("key", key).mapTo(Boolean.class).one()));
+                    return "ch_unconfirmed";
+                }, (tx, charge) -> charge));
+                await("the sweeper recorded " + key + " as an unknown outcome", () -> jdbi.withHandle(h -> h.createQuery(
+                        "SELECT failure ->> 'code' = 'lease_expired' FROM idempotency_keys WHERE idempotency_key = :key")
+                        .bind("key", key).mapTo(Boolean.class).findOne().orElse(false)));
+
+                browser.get(console + "/unknown-outcomes");
+                browser.findElement(By.linkText(key)).click();
+                assertEquals("unknown outcome (lease_expired): waiting for an operator",
+                        browser.findElement(By.id("key-state")).getText());
+                browser.findElement(By.id("resolve-result")).sendKeys("\"ch_found_at_provider\"");
+                browser.findElement(By.id("resolve-completed-note")).sendKeys("charge seen in the provider's dashboard");
+                browser.findElement(By.id("resolve-completed")).click();
+
+                assertEquals("Resolved as succeeded: replays return the result given.",
+                        browser.findElement(By.id("notice")).getText());
+                assertEquals("completed", browser.findElement(By.id("key-state")).getText());
+                assertFalse(browser.getPageSource().contains("ch_found_at_provider"), "no result before the reveal");
+                browser.findElement(By.id("reveal-stored")).click();
+                assertEquals("\"ch_found_at_provider\"", browser.findElement(By.id("stored-result")).getText());
+                browser.get(console + "/unknown-outcomes");
+                assertTrue(browser.findElements(By.linkText(key)).isEmpty(), "no longer waiting for an operator");
+
+                Outcome<String> replay = executor.runWithLease(request, lease -> "never", (tx, charge) -> charge);
+                assertTrue(replay.replayed());
+                assertEquals("ch_found_at_provider", replay.result());
+                String log = output.toString();
+                assertTrue(log.contains("console: local resolved the unknown outcome of key " + key + " of tenant shop-1 as"
+                        + " succeeded; note: charge seen in the provider's dashboard"), log);
+                assertTrue(log.contains("console: local revealed what key " + key + " of tenant shop-1 stores"), log);
+                assertFalse(log.contains("ch_found_at_provider"), "no stored result in the log:\n" + log);
+            } finally {
+                stop(relay);
             }
         }
     }
 
     @Test
     void aReadOnlyConsoleShowsNoActionInTheBrowserAndRefusesARequeuePost() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 201, "invoices", "{\"iban\": \"DE00-secret\"}");
+        DeadLetterRows.insert(db.dataSource(), 201, "invoices", "{\"iban\": \"DE00-secret\"}");
         try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), true)) {
             String console = "http://127.0.0.1:" + server.port() + "/console";
 
@@ -161,30 +268,56 @@ class ConsoleBrowserTest {
             String token = browser.findElement(By.name("csrf")).getAttribute("value");
 
             assertEquals(403, ConsoleFixture.post(console + "/dead-letters/201/requeue", null, "csrf=" + token).statusCode());
-            assertEquals("dead", ConsoleFixture.status(db, 201));
+            assertEquals("dead", DeadLetterRows.status(db.dataSource(), 201));
         }
     }
 
     @Test
     void requeueingAllAsksForAConfirmationThenPutsEveryDeadLetterBackInLine() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 301, "refunds", "{}");
-        ConsoleFixture.insertDeadLetter(db, 302, "refunds", "{}");
-        ConsoleAccess access = ConsoleAccess.loopbackOnly();
-        try (StatusServer server = ConsoleFixture.serve(db, access, false)) {
+        DeadLetterRows.insert(db.dataSource(), 301, "refunds", "{}");
+        DeadLetterRows.insert(db.dataSource(), 302, "refunds", "{}");
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false)) {
             String console = "http://127.0.0.1:" + server.port() + "/console";
 
             browser.get(console + "/dead-letters");
             browser.findElement(By.id("requeue-all")).click();
-            assertEquals("dead", ConsoleFixture.status(db, 301), "nothing requeued before the confirmation");
-            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + access.csrfToken())
+            assertEquals("dead", DeadLetterRows.status(db.dataSource(), 301), "nothing requeued before the confirmation");
+            String token = browser.findElement(By.name("csrf")).getAttribute("value");
+            assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + token)
                     .statusCode(), "a POST without the confirmation");
             browser.findElement(By.id("confirm-requeue-all")).click();
 
             assertTrue(browser.findElement(By.id("notice")).getText().matches("Requeued \\d+ dead letters\\."),
                     browser.findElement(By.id("notice")).getText());
-            assertEquals("pending", ConsoleFixture.status(db, 301));
-            assertEquals("pending", ConsoleFixture.status(db, 302));
+            assertEquals("pending", DeadLetterRows.status(db.dataSource(), 301));
+            assertEquals("pending", DeadLetterRows.status(db.dataSource(), 302));
         }
+    }
+
+    @Test
+    void theOverviewDrawsTheLastMinutesEventsAsAChartFromTheJarsUplot() throws Exception {
+        db.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload)"
+                + " SELECT 't1', 'charts', 'k' || n, '{}' FROM generate_series(1, 90) n");
+        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false)) {
+            browser.get("http://127.0.0.1:" + server.port() + "/console");
+
+            WebElement canvas = awaitElement(By.cssSelector("#rates[data-rendered='true'] canvas"));
+
+            assertTrue(canvas.getSize().getWidth() > 300, "a drawn chart, not an empty box: " + canvas.getSize());
+            assertTrue(browser.findElement(By.id("rates")).getText().contains("written /s"), "the chart's legend");
+        }
+    }
+
+    private static WebElement awaitElement(By selector) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            List<WebElement> found = browser.findElements(selector);
+            if (!found.isEmpty()) {
+                return found.get(0);
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no " + selector + " in the page:\n" + browser.getPageSource());
     }
 
     /**
@@ -217,6 +350,24 @@ class ConsoleBrowserTest {
             Thread.sleep(100);
         }
         throw new AssertionError("the requeued event never reached RabbitMQ queue " + queue);
+    }
+
+    private static void stop(Process relay) throws InterruptedException {
+        relay.destroy();
+        if (!relay.waitFor(30, TimeUnit.SECONDS)) {
+            relay.destroyForcibly();
+        }
+    }
+
+    /** Waits up to 30 s for {@code condition}, checking it every 50 ms. */
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            Thread.sleep(50);
+        }
     }
 
     private static Map<String, Object> awaitDeadLetter(Jdbi jdbi) throws InterruptedException {

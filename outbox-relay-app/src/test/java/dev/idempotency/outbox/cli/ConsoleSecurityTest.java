@@ -17,7 +17,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 
-/** Who may use the console and what it refuses, over plain HTTP (the browser's view is ConsoleBrowserTest). */
+/**
+ * Who may use the console the relay application serves, over plain HTTP (what the console itself refuses
+ * is outbox-console's OutboxConsoleTest; the browser's view is ConsoleBrowserTest).
+ */
 @Timeout(60)
 class ConsoleSecurityTest {
     @RegisterExtension
@@ -43,64 +46,6 @@ class ConsoleSecurityTest {
             assertEquals(200, right.statusCode(), right.body());
             assertTrue(right.body().contains("Pending events"), right.body());
             assertEquals(200, health.statusCode(), "/health stays open to probes");
-        }
-    }
-
-    @Test
-    void aReadOnlyConsoleShowsNoRequeueAndRefusesARequeuePostEvenWithTheToken() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 101, "orders", "{\"card\": \"4111\"}");
-        ConsoleAccess access = ConsoleAccess.loopbackOnly();
-        try (StatusServer server = ConsoleFixture.serve(db, access, true)) {
-            String console = "http://127.0.0.1:" + server.port() + "/console";
-
-            String list = ConsoleFixture.get(console + "/dead-letters", null).body();
-            String detail = ConsoleFixture.get(console + "/dead-letters/101", null).body();
-            HttpResponse<String> requeue = ConsoleFixture.post(console + "/dead-letters/101/requeue", null,
-                    "csrf=" + access.csrfToken());
-            HttpResponse<String> requeueAll = ConsoleFixture.post(console + "/dead-letters/requeue-all", null,
-                    "csrf=" + access.csrfToken() + "&confirm=yes");
-
-            assertTrue(list.contains("/console/dead-letters/101"), list);
-            assertFalse(list.contains("requeue-all"), list);
-            assertFalse(detail.contains("/requeue"), detail);
-            assertEquals(403, requeue.statusCode());
-            assertEquals(403, requeueAll.statusCode());
-            assertEquals("dead", ConsoleFixture.status(db, 101));
-        }
-    }
-
-    @Test
-    void aPostWithoutTheConsolesCsrfTokenIsRefusedAndRequeuesNothing() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 102, "orders", "{}");
-        try (StatusServer server = ConsoleFixture.serve(db, ConsoleAccess.loopbackOnly(), false)) {
-            String console = "http://127.0.0.1:" + server.port() + "/console";
-
-            HttpResponse<String> missing = ConsoleFixture.post(console + "/dead-letters/102/requeue", null, "");
-            HttpResponse<String> foreign = ConsoleFixture.post(console + "/dead-letters/102/requeue", null,
-                    "csrf=" + ConsoleAccess.loopbackOnly().csrfToken());
-
-            assertEquals(403, missing.statusCode());
-            assertEquals(403, foreign.statusCode(), "another process's token");
-            assertEquals("dead", ConsoleFixture.status(db, 102));
-        }
-    }
-
-    @Test
-    void whatTheDatabaseHoldsIsEscapedAndThePayloadIsShownOnlyWhenRevealed() throws Exception {
-        ConsoleFixture.insertDeadLetter(db, 103, "<script>alert(1)</script>", "{\"secret\": \"<i>s-103</i>\"}");
-        ConsoleAccess access = ConsoleAccess.loopbackOnly();
-        try (StatusServer server = ConsoleFixture.serve(db, access, false)) {
-            String console = "http://127.0.0.1:" + server.port() + "/console";
-
-            String list = ConsoleFixture.get(console + "/dead-letters", null).body();
-            String detail = ConsoleFixture.get(console + "/dead-letters/103", null).body();
-            String revealed = ConsoleFixture.post(console + "/dead-letters/103/payload", null, "csrf=" + access.csrfToken()).body();
-
-            assertTrue(list.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), list);
-            assertFalse(list.contains("<script>"), list);
-            assertFalse(list.contains("<b>bold</b>"), "the last error is escaped too");
-            assertFalse(detail.contains("s-103"), detail);
-            assertTrue(revealed.contains("&lt;i&gt;s-103&lt;/i&gt;"), revealed);
         }
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idempotency.db.IdempotencyMigrations;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.io.BufferedReader;
@@ -14,6 +15,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -21,6 +26,7 @@ import java.util.regex.Pattern;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The runnable process as an operator runs it: a separate JVM, stopped with SIGTERM. */
 @Timeout(120)
@@ -66,6 +72,30 @@ class RelayProcessTest {
     }
 
     @Test
+    void aPublisherOnTheClassPathIsChosenByNameAndGetsItsSettings(@TempDir Path directory) throws Exception {
+        Path sink = directory.resolve("sink.txt");
+        try (TestSchema schema = TestDatabase.get().newSchema("process_custom", 2)) {
+            // This JVM's class path, which the process gets, holds the test classes and their service file.
+            Process process = RelayProcesses.start(schema, "run", "--migrate", "--http-port", "0", "--idle-poll-max", "100ms",
+                    "--publisher", FileSinkPublisherProvider.NAME, "-s", "file=" + sink);
+            try {
+                awaitMetricsUrl(process);
+                Jdbi jdbi = Jdbi.create(schema.dataSource());
+                jdbi.useHandle(h -> h.execute("INSERT INTO outbox_events (tenant_id, topic, partition_key, payload) "
+                        + "SELECT 't1', 'payments', 'p' || g, '{}' FROM generate_series(1, 5) g"));
+                awaitPublished(jdbi, 5);
+
+                List<String> written = Files.readAllLines(sink).stream().sorted().toList();
+                List<String> messageIds = jdbi.withHandle(h -> h.createQuery(
+                        "SELECT message_id::text FROM outbox_events ORDER BY 1").mapTo(String.class).list());
+                assertEquals(messageIds, written);
+            } finally {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
     void aBadFlagIsRefusedWithAMessageAndANonZeroExit() throws Exception {
         try (TestSchema schema = TestDatabase.get().newSchema("process_flags", 1)) {
             Process process = RelayProcesses.start(schema, "run", "--publisher", "carrier-pigeon", "--http-port", "-1");
@@ -75,7 +105,8 @@ class RelayProcessTest {
             reader.get(10, TimeUnit.SECONDS);
 
             assertEquals(2, process.exitValue());
-            assertTrue(output.toString().contains("error: unknown publisher 'carrier-pigeon'"), output.toString());
+            assertTrue(output.toString().contains("error: unknown publisher 'carrier-pigeon'; publishers on the class path:"
+                    + " http, kafka, log, nats, rabbitmq, " + FileSinkPublisherProvider.NAME + "\n"), output.toString());
             assertTrue(!output.toString().contains("\tat "), "no stack trace:\n" + output);
         }
     }
@@ -122,17 +153,9 @@ class RelayProcessTest {
         return url.get(60, TimeUnit.SECONDS);
     }
 
-    private static void awaitPublished(Jdbi jdbi, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            long published = jdbi.withHandle(h -> h.createQuery(
-                    "SELECT count(*) FROM outbox_event_states WHERE status = 'published'").mapTo(Long.class).one());
-            if (published == expected) {
-                return;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("the process did not publish all " + expected + " events");
+    private static void awaitPublished(Jdbi jdbi, long expected) {
+        Await.until("the process publishing all " + expected + " events", Duration.ofSeconds(60), () -> jdbi.withHandle(h -> h.createQuery(
+                "SELECT count(*) FROM outbox_event_states WHERE status = 'published'").mapTo(Long.class).one()) == expected);
     }
 
     private static void drain(BufferedReader out) {

@@ -8,7 +8,7 @@ import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.IdempotentBatchConsumer;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.outbox.publisher.kafka.KafkaPublisher;
-import dev.idempotency.outbox.publisher.kafka.KafkaTestBroker;
+import dev.idempotency.testing.KafkaTestBroker;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.nio.charset.StandardCharsets;

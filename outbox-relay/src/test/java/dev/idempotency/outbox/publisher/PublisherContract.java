@@ -18,6 +18,7 @@ import dev.idempotency.jdbc.PostgresIdempotentExecutor;
 import dev.idempotency.jdbc.PostgresTransaction;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.MigratedSchema;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -37,6 +38,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -190,13 +192,14 @@ public abstract class PublisherContract {
                             .idlePollMin(Duration.ofMillis(10)).idlePollMax(Duration.ofMillis(100)).build())
                     .tracing(tracing).build()) {
                 relay.start();
-                List<Arrived> arrived = arrived(1);
-                for (long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-                     arrived.isEmpty() && System.nanoTime() < deadline; arrived = arrived(1)) {
-                    Thread.sleep(20); // the log publisher's arrived() reads what is there without waiting
-                }
-                assertEquals(1, arrived.size(), "the relay published the event");
-                message = arrived.get(0);
+                // Polled: the log publisher's arrived() reads what is there without waiting (others consume what they read).
+                AtomicReference<List<Arrived>> arrived = new AtomicReference<>();
+                Await.until("the relay published the event", Duration.ofSeconds(20), () -> {
+                    arrived.set(arrived(1));
+                    return !arrived.get().isEmpty();
+                });
+                assertEquals(1, arrived.get().size(), "the relay published the event");
+                message = arrived.get().get(0);
             }
             SpanData run = named(spans, "IdempotentExecutor.run");
             assertEquals("00-" + request.getTraceId() + "-" + run.getSpanId() + "-" + run.getSpanContext().getTraceFlags().asHex(),

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.idempotency.spring.boot.RelayLifecycle;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TestDatabase;
 import java.net.URI;
@@ -287,31 +288,25 @@ class PaymentsServiceHttpTest {
         assertThat(created.statusCode()).isEqualTo(201);
         long paymentId = jdbc.queryForObject("SELECT id FROM payments WHERE request_key = ?", Long.class, unquoted(key));
         try (Connection connection = rabbit().newConnection(); Channel channel = connection.createChannel()) {
-            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-            boolean found = false;
-            while (!found && System.nanoTime() < deadline) {
+            Await.until("payment " + paymentId + "'s event on the queue", Duration.ofSeconds(15), () -> {
                 GetResponse message = channel.basicGet(QUEUE, true);
                 if (message == null) {
-                    Thread.sleep(50);
-                    continue;
+                    return false;
                 }
-                String body = new String(message.getBody(), StandardCharsets.UTF_8);
+                String body = new String(message.getBody(), StandardCharsets.UTF_8).replace(" ", "");
                 // jsonb's text form: {"amount": 1250, "currency": "EUR", "paymentId": 3}
-                if (body.replace(" ", "").contains("\"paymentId\":" + paymentId + ",")
-                        || body.replace(" ", "").contains("\"paymentId\":" + paymentId + "}")) {
-                    found = true;
+                boolean ours = body.contains("\"paymentId\":" + paymentId + ",") || body.contains("\"paymentId\":" + paymentId + "}");
+                if (ours) {
                     assertThat(message.getProps().getMessageId()).isNotBlank();
                 }
-            }
-            assertThat(found).as("payment %s's event reached the queue", paymentId).isTrue();
+                return ours;
+            });
         }
         // The relay writes its position after the publication (at most positionWriteInterval later).
         String published = "SELECT count(*) FROM " + SCHEMA + ".outbox_events e JOIN " + SCHEMA + ".outbox_event_states s"
                 + " ON s.id = e.id WHERE s.status = 'published' AND (e.payload->>'paymentId')::bigint = ?";
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (count(published, paymentId) == 0 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Await.until("payment " + paymentId + "'s event marked published", Duration.ofSeconds(5),
+                () -> count(published, paymentId) > 0);
         assertThat(count(published, paymentId)).isEqualTo(1);
     }
 

@@ -6,6 +6,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.idempotency.spring.boot.RelayLifecycle;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TestDatabase;
 import java.net.URI;
@@ -77,11 +78,8 @@ class RelayStopsWithTheApplicationTest {
                         .POST(HttpRequest.BodyPublishers.ofString("{\"payer\":\"bob\",\"amount\":5,\"currency\":\"EUR\"}"))
                         .build(), HttpResponse.BodyHandlers.ofString());
         assertThat(created.statusCode()).isEqualTo(201);
-        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-        while (count("SELECT count(*) FROM " + schema + ".outbox_event_states WHERE status = 'published'") == 0
-                && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Await.until("the payment's event published", Duration.ofSeconds(15),
+                () -> count("SELECT count(*) FROM " + schema + ".outbox_event_states WHERE status = 'published'") > 0);
         assertThat(count("SELECT count(*) FROM " + schema + ".outbox_relay_partitions WHERE owner_id = '" + instance + "'"))
                 .isPositive();
 

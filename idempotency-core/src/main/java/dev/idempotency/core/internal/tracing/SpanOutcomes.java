@@ -1,6 +1,7 @@
 package dev.idempotency.core.internal.tracing;
 
 import dev.idempotency.core.BusinessFailure;
+import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.TransientFailureException;
@@ -65,7 +66,7 @@ public final class SpanOutcomes {
         if (e instanceof TransientFailureException) {
             return TRANSIENT_FAILURE;
         }
-        if (e instanceof IllegalArgumentException) {
+        if (e instanceof InvalidIdempotencyKeyException || e instanceof IllegalArgumentException) {
             return INVALID;
         }
         return ERROR;

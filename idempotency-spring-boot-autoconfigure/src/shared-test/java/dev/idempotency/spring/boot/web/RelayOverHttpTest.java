@@ -1,9 +1,9 @@
 package dev.idempotency.spring.boot.web;
 
-import static dev.idempotency.spring.boot.Eventually.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idempotency.spring.boot.RelayLifecycle;
+import dev.idempotency.testing.Await;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.UUID;
@@ -28,7 +28,7 @@ class RelayOverHttpTest {
         String instance = relay.relay().orElseThrow().instanceId();
         long start = System.nanoTime();
         assertThat(shop.post("/orders", "{\"item\":\"book\"}", UUID.randomUUID().toString()).statusCode()).isEqualTo(201);
-        await(() -> shop.count("SELECT count(*) FROM outbox_event_states WHERE status = 'published'") == 1);
+        Await.until("the event published", () -> shop.count("SELECT count(*) FROM outbox_event_states WHERE status = 'published'") == 1);
         // Woken by the commit, not by its 5 s idle poll.
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
 

@@ -6,10 +6,15 @@ import java.util.Map;
 import java.util.regex.Pattern;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.Ordered;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.security.web.csrf.CsrfFilter;
+import org.springframework.security.web.csrf.HttpSessionCsrfTokenRepository;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -32,6 +37,19 @@ public class ShopApplication {
     @Bean
     IdempotentHttpConfigCustomizer checkoutNeedsAKey() {
         return http -> http.pathPatterns(Pattern.compile("/carts/[^/]+/checkout"));
+    }
+
+    /**
+     * Spring Security's CSRF filter, as its filter chain would run it (tokens in the session), with
+     * {@code --shop.csrf-filter=true}: for the console's test, without the rest of Spring Security.
+     */
+    @Bean
+    @ConditionalOnProperty("shop.csrf-filter")
+    FilterRegistrationBean<CsrfFilter> csrfFilter() {
+        FilterRegistrationBean<CsrfFilter> registration = new FilterRegistrationBean<>(
+                new CsrfFilter(new HttpSessionCsrfTokenRepository()));
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 100);
+        return registration;
     }
 
     /** The table the controller writes, for a test schema's {@code afterMigration}. */
@@ -63,7 +81,7 @@ public class ShopApplication {
                 return ResponseEntity.status(402).body(Map.of("declined", item));
             }
             if (item.equals("slow")) {
-                Thread.sleep(1000);
+                Thread.sleep(1000); // time itself: past KeyedRequestsTest's 200 ms wait budget
             }
             Long id = jdbc.queryForObject("INSERT INTO orders (item, request_key) VALUES (?, ?) RETURNING id", Long.class,
                     item, call.key());

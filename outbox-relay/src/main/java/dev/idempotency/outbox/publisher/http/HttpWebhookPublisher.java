@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -35,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * {@link HttpWebhookPublisherConfig#urlFor(String)}), on the JDK's {@code java.net.http} client.
  *
  * <p>Every request carries {@value #IDEMPOTENCY_KEY}: the event's message id
- * ({@link OutboxEvent#messageId()}, unique across outboxes), on which the receiver deduplicates; {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
+ * ({@link OutboxEvent#messageId()}, unique across outboxes), on which the receiver deduplicates;
+ * {@code Content-Type: application/json}; {@code Outbox-Tenant}, {@code Outbox-Topic}
  * and {@code Outbox-Partition-Key}, encoded with {@link OutboxHeaders#encodeAsciiValue(String)} so
  * that any value fits; the configured static headers; the writer's trace context {@code traceparent}
  * and {@code tracestate}, when the event has one ({@link OutboxEvent#traceHeaders()}, in place of a
@@ -75,7 +75,7 @@ public final class HttpWebhookPublisher implements Publisher {
     private volatile boolean closed;
 
     /** A publisher for {@code config}; it connects lazily, on the first batch. */
-    HttpWebhookPublisher(HttpWebhookPublisherConfig config) {
+    public HttpWebhookPublisher(HttpWebhookPublisherConfig config) {
         this.config = Objects.requireNonNull(config, "config");
         boolean https = config.baseUrl().getScheme().equalsIgnoreCase("https");
         this.client = HttpClient.newBuilder()
@@ -88,14 +88,6 @@ public final class HttpWebhookPublisher implements Publisher {
         this.requestDeadline = config.connectTimeout().plus(config.requestTimeout());
         this.staticHeaderNames = config.headers().keySet().stream()
                 .map(name -> name.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
-    }
-
-    /**
-     * A builder with the defaults of {@link HttpWebhookPublisherConfig}; {@link Builder#build()} validates the
-     * settings and makes the publisher.
-     */
-    public static Builder builder() {
-        return new Builder();
     }
 
     /** {@code connectTimeout + requestTimeout}: every request of a call ends by then. */
@@ -248,68 +240,5 @@ public final class HttpWebhookPublisher implements Publisher {
             return "could not connect to " + url + ": " + (cause.getMessage() == null ? "connection refused" : cause.getMessage());
         }
         return "request to " + url + " failed: " + cause;
-    }
-
-    /** Collects the settings of a {@link HttpWebhookPublisher}; {@link #build()} validates them once. */
-    public static final class Builder {
-        private final HttpWebhookPublisherConfig.Builder config = HttpWebhookPublisherConfig.builder();
-
-        private Builder() {
-        }
-
-        /** The absolute http or https URL events are posted to (or under); no user info, no fragment. */
-        public Builder baseUrl(String baseUrl) {
-            config.baseUrl(baseUrl);
-            return this;
-        }
-
-        /** Whether the topic is appended as a path segment (default true). */
-        public Builder appendTopicToPath(boolean appendTopicToPath) {
-            config.appendTopicToPath(appendTopicToPath);
-            return this;
-        }
-
-        /** How long opening a connection may take (default 5s). */
-        public Builder connectTimeout(Duration connectTimeout) {
-            config.connectTimeout(connectTimeout);
-            return this;
-        }
-
-        /** How long one request may wait for its complete response once connected (default 10s). */
-        public Builder requestTimeout(Duration requestTimeout) {
-            config.requestTimeout(requestTimeout);
-            return this;
-        }
-
-        /** How many requests of one batch may be in flight at once (default 16). */
-        public Builder maxConcurrentRequests(int maxConcurrentRequests) {
-            config.maxConcurrentRequests(maxConcurrentRequests);
-            return this;
-        }
-
-        /** Adds a header to every request, e.g. {@code Authorization}; replaces one of the same name. */
-        public Builder header(String name, String value) {
-            config.header(name, value);
-            return this;
-        }
-
-        /**
-         * Reads string settings (flags, environment, a properties file) onto this builder, by the
-         * names HttpWebhookPublisherConfig's constants give; refuses an unknown name or a malformed value.
-         */
-        public Builder settings(Map<String, String> values) {
-            HttpWebhookPublisherConfig.read(values, config);
-            return this;
-        }
-
-        /** The validated settings, without making a publisher. */
-        HttpWebhookPublisherConfig buildConfig() {
-            return config.build();
-        }
-
-        /** Validates the settings (an {@link IllegalArgumentException} names the first bad one) and makes the publisher. */
-        public HttpWebhookPublisher build() {
-            return new HttpWebhookPublisher(buildConfig());
-        }
     }
 }

@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Where and how {@link HttpWebhookPublisher} posts events. Immutable; made by {@link HttpWebhookPublisher#builder()}, whose
+ * Where and how {@link HttpWebhookPublisher} posts events. Immutable; made by {@link #builder()}, whose
  * {@code build()} validates every field once and names the field it refuses.
  *
  * <p>Each event is POSTed to {@link #urlFor(String)}: by default the base URL with the topic
@@ -56,31 +56,8 @@ public final class HttpWebhookPublisherConfig {
     }
 
     /** A builder with the defaults: topic appended, 5s to connect, 10s per request, 16 in flight. */
-    static Builder builder() {
+    public static Builder builder() {
         return new Builder();
-    }
-
-    /**
-     * Reads the settings {@value #BASE_URL}, {@value #APPEND_TOPIC_TO_PATH}, {@value #CONNECT_TIMEOUT},
-     * {@value #REQUEST_TIMEOUT}, {@value #MAX_CONCURRENT_REQUESTS} and {@code header.<Name>}; refuses
-     * any other.
-     */
-    static HttpWebhookPublisherConfig fromSettings(Map<String, String> values) {
-        return read(values, builder()).build();
-    }
-
-    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
-    static Builder read(Map<String, String> values, Builder builder) {
-        PublisherSettings settings = PublisherSettings.of("http", values);
-        settings.allowOnly(List.of(BASE_URL, APPEND_TOPIC_TO_PATH, CONNECT_TIMEOUT, REQUEST_TIMEOUT,
-                MAX_CONCURRENT_REQUESTS), HEADER_PREFIX);
-        builder.baseUrl(settings.required(BASE_URL));
-        settings.bool(APPEND_TOPIC_TO_PATH).ifPresent(builder::appendTopicToPath);
-        settings.duration(CONNECT_TIMEOUT).ifPresent(builder::connectTimeout);
-        settings.duration(REQUEST_TIMEOUT).ifPresent(builder::requestTimeout);
-        settings.integer(MAX_CONCURRENT_REQUESTS).ifPresent(builder::maxConcurrentRequests);
-        settings.withPrefix(HEADER_PREFIX).forEach(builder::header);
-        return builder;
     }
 
     /** The URL events are posted to, or under. */
@@ -148,7 +125,7 @@ public final class HttpWebhookPublisherConfig {
     }
 
     /** Collects the settings of an {@link HttpWebhookPublisherConfig}; {@link #build()} validates them. */
-    static final class Builder {
+    public static final class Builder {
         private String baseUrl;
         private boolean appendTopicToPath = true;
         private Duration connectTimeout = Duration.ofSeconds(5);
@@ -192,6 +169,24 @@ public final class HttpWebhookPublisherConfig {
         /** Adds a header to every request, e.g. {@code Authorization}; replaces one of the same name. */
         public Builder header(String name, String value) {
             headers.put(name, value);
+            return this;
+        }
+
+        /**
+         * Reads string settings (the command line's {@code -s NAME=VALUE}, the Spring Boot starter's
+         * {@code idempotency.relay.settings.*}) onto this builder, by the names of this class's
+         * constants; an {@link IllegalArgumentException} names an unknown setting or a malformed value.
+         */
+        public Builder settings(Map<String, String> values) {
+            PublisherSettings settings = PublisherSettings.of("http", values);
+            settings.allowOnly(List.of(BASE_URL, APPEND_TOPIC_TO_PATH, CONNECT_TIMEOUT, REQUEST_TIMEOUT,
+                    MAX_CONCURRENT_REQUESTS), HEADER_PREFIX);
+            this.baseUrl(settings.required(BASE_URL));
+            settings.bool(APPEND_TOPIC_TO_PATH).ifPresent(this::appendTopicToPath);
+            settings.duration(CONNECT_TIMEOUT).ifPresent(this::connectTimeout);
+            settings.duration(REQUEST_TIMEOUT).ifPresent(this::requestTimeout);
+            settings.integer(MAX_CONCURRENT_REQUESTS).ifPresent(this::maxConcurrentRequests);
+            settings.withPrefix(HEADER_PREFIX).forEach(this::header);
             return this;
         }
 

@@ -69,7 +69,7 @@ public final class KafkaPublisher implements Publisher {
     private boolean closed;
 
     /** Creates the producer; it connects lazily, so an unreachable broker shows up as UNAVAILABLE results. */
-    KafkaPublisher(KafkaPublisherConfig config) {
+    public KafkaPublisher(KafkaPublisherConfig config) {
         this(config, KafkaProducer::new);
     }
 
@@ -79,14 +79,6 @@ public final class KafkaPublisher implements Publisher {
         this.records = new OutboxRecords(config.topicPrefix());
         this.producers = producers;
         this.producer = producers.apply(config.producerSettings());
-    }
-
-    /**
-     * A builder with the defaults of {@link KafkaPublisherConfig}; {@link Builder#build()} validates the
-     * settings and makes the publisher.
-     */
-    public static Builder builder() {
-        return new Builder();
     }
 
     /** The settings this publisher was built with. */
@@ -256,72 +248,5 @@ public final class KafkaPublisher implements Publisher {
             }
         }
         return false;
-    }
-
-    /** Collects the settings of a {@link KafkaPublisher}; {@link #build()} validates them once. */
-    public static final class Builder {
-        private final KafkaPublisherConfig.Builder config = KafkaPublisherConfig.builder();
-
-        private Builder() {
-        }
-
-        /** Required: comma-separated {@code host:port} pairs. */
-        public Builder bootstrapServers(String bootstrapServers) {
-            config.bootstrapServers(bootstrapServers);
-            return this;
-        }
-
-        /** The producer's client id; non-blank. */
-        public Builder clientId(String clientId) {
-            config.clientId(clientId);
-            return this;
-        }
-
-        /** Prepended to every event topic, e.g. {@code prod.}; letters, digits, '.', '_' and '-' only. */
-        public Builder topicPrefix(String topicPrefix) {
-            config.topicPrefix(topicPrefix);
-            return this;
-        }
-
-        /** How long a publish waits for the whole batch's acknowledgements; 1 s to 10 min. */
-        public Builder publishTimeout(Duration publishTimeout) {
-            config.publishTimeout(publishTimeout);
-            return this;
-        }
-
-        /**
-         * An extra Kafka producer property, e.g. {@code security.protocol}, {@code compression.type} or
-         * {@code linger.ms}. Those that decide delivery guarantees, serialization, partitioning or
-         * timeouts are set by the publisher and refused here.
-         */
-        public Builder producerProperty(String name, String value) {
-            config.producerProperty(name, value);
-            return this;
-        }
-
-        /** Adds each entry as by {@link #producerProperty(String, String)}. */
-        public Builder producerProperties(Map<String, String> properties) {
-            config.producerProperties(properties);
-            return this;
-        }
-
-        /**
-         * Reads string settings (flags, environment, a properties file) onto this builder, by the
-         * names KafkaPublisherConfig's constants give; refuses an unknown name or a malformed value.
-         */
-        public Builder settings(Map<String, String> values) {
-            KafkaPublisherConfig.read(values, config);
-            return this;
-        }
-
-        /** The validated settings, without making a publisher. */
-        KafkaPublisherConfig buildConfig() {
-            return config.build();
-        }
-
-        /** Validates the settings (an {@link IllegalArgumentException} names the first bad one) and makes the publisher. */
-        public KafkaPublisher build() {
-            return new KafkaPublisher(buildConfig());
-        }
     }
 }

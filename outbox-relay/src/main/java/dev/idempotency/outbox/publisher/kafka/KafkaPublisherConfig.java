@@ -14,7 +14,7 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Immutable, validated settings of a {@link KafkaPublisher}, made by {@link KafkaPublisher#builder()};
+ * Immutable, validated settings of a {@link KafkaPublisher}, made by {@link #builder()};
  * invalid values fail at build time with a message naming the field, not at the first publish.
  */
 public final class KafkaPublisherConfig {
@@ -72,33 +72,8 @@ public final class KafkaPublisherConfig {
     }
 
     /** A builder with the defaults: client id {@code idempotency-outbox-relay}, no prefix, 15 s timeout. */
-    static Builder builder() {
+    public static Builder builder() {
         return new Builder();
-    }
-
-    /**
-     * Builds the settings from strings, as the runnable process reads them:
-     * {@value #BOOTSTRAP_SERVERS_SETTING} (required), {@value #CLIENT_ID_SETTING},
-     * {@value #TOPIC_PREFIX_SETTING}, {@value #PUBLISH_TIMEOUT_SETTING} ({@code 500ms}, {@code 30s},
-     * {@code 2m} or ISO-8601 such as {@code PT30S}), and any number of
-     * {@value #PRODUCER_SETTING_PREFIX}{@code <kafka producer property>}. Any other key is an error, so
-     * a typo does not pass silently.
-     */
-    static KafkaPublisherConfig fromSettings(Map<String, String> values) {
-        return read(values, builder()).build();
-    }
-
-    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
-    static Builder read(Map<String, String> values, Builder builder) {
-        PublisherSettings settings = PublisherSettings.of("kafka", values);
-        settings.allowOnly(List.of(BOOTSTRAP_SERVERS_SETTING, CLIENT_ID_SETTING, TOPIC_PREFIX_SETTING,
-                PUBLISH_TIMEOUT_SETTING), PRODUCER_SETTING_PREFIX);
-        settings.string(BOOTSTRAP_SERVERS_SETTING).ifPresent(builder::bootstrapServers);
-        settings.string(CLIENT_ID_SETTING).ifPresent(builder::clientId);
-        settings.string(TOPIC_PREFIX_SETTING).ifPresent(builder::topicPrefix);
-        settings.duration(PUBLISH_TIMEOUT_SETTING).ifPresent(builder::publishTimeout);
-        settings.withPrefix(PRODUCER_SETTING_PREFIX).forEach(builder::producerProperty);
-        return builder;
     }
 
     /** Comma-separated {@code host:port} list of brokers to bootstrap from. */
@@ -139,7 +114,7 @@ public final class KafkaPublisherConfig {
     }
 
     /** Mutable builder for {@link KafkaPublisherConfig}. */
-    static final class Builder {
+    public static final class Builder {
         private String bootstrapServers;
         private String clientId = "idempotency-outbox-relay";
         private String topicPrefix = "";
@@ -188,6 +163,23 @@ public final class KafkaPublisherConfig {
         /** Adds each entry as by {@link #producerProperty(String, String)}. */
         public Builder producerProperties(Map<String, String> properties) {
             Objects.requireNonNull(properties, "producerProperties").forEach(this::producerProperty);
+            return this;
+        }
+
+        /**
+         * Reads string settings (the command line's {@code -s NAME=VALUE}, the Spring Boot starter's
+         * {@code idempotency.relay.settings.*}) onto this builder, by the names of this class's
+         * constants; an {@link IllegalArgumentException} names an unknown setting or a malformed value.
+         */
+        public Builder settings(Map<String, String> values) {
+            PublisherSettings settings = PublisherSettings.of("kafka", values);
+            settings.allowOnly(List.of(BOOTSTRAP_SERVERS_SETTING, CLIENT_ID_SETTING, TOPIC_PREFIX_SETTING,
+                    PUBLISH_TIMEOUT_SETTING), PRODUCER_SETTING_PREFIX);
+            settings.string(BOOTSTRAP_SERVERS_SETTING).ifPresent(this::bootstrapServers);
+            settings.string(CLIENT_ID_SETTING).ifPresent(this::clientId);
+            settings.string(TOPIC_PREFIX_SETTING).ifPresent(this::topicPrefix);
+            settings.duration(PUBLISH_TIMEOUT_SETTING).ifPresent(this::publishTimeout);
+            settings.withPrefix(PRODUCER_SETTING_PREFIX).forEach(this::producerProperty);
             return this;
         }
 

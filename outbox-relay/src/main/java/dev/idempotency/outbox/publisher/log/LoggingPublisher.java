@@ -6,7 +6,6 @@ import dev.idempotency.core.outbox.Publisher;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,9 +21,9 @@ public final class LoggingPublisher implements Publisher {
     private final LoggingPublisherConfig config;
     private final Logger logger;
 
-    /** A builder that logs to {@value LoggingPublisherConfig#DEFAULT_LOGGER} unless told otherwise. */
-    public static Builder builder() {
-        return new Builder();
+    /** A publisher that writes to the logger {@code config} names. */
+    public LoggingPublisher(LoggingPublisherConfig config) {
+        this(LoggerFactory.getLogger(Objects.requireNonNull(config, "config").loggerName()));
     }
 
     LoggingPublisher(Logger logger) {
@@ -66,35 +65,5 @@ public final class LoggingPublisher implements Publisher {
     /** Nothing to release. */
     @Override
     public void close() {
-    }
-
-    /** Collects the settings of a {@link LoggingPublisher}; {@link #build()} validates them once. */
-    public static final class Builder {
-        private final LoggingPublisherConfig.Builder config = LoggingPublisherConfig.builder();
-
-        private Builder() {
-        }
-
-        /** The SLF4J logger to write to; default {@value LoggingPublisherConfig#DEFAULT_LOGGER}. */
-        public Builder loggerName(String loggerName) {
-            config.loggerName(loggerName);
-            return this;
-        }
-
-        /** Reads string settings ({@value LoggingPublisherConfig#LOGGER}) onto this builder; refuses any other. */
-        public Builder settings(Map<String, String> values) {
-            LoggingPublisherConfig.read(values, config);
-            return this;
-        }
-
-        /** The validated settings, without making a publisher. */
-        LoggingPublisherConfig buildConfig() {
-            return config.build();
-        }
-
-        /** Validates the settings (an {@link IllegalArgumentException} names a bad one) and makes the publisher. */
-        public LoggingPublisher build() {
-            return new LoggingPublisher(LoggerFactory.getLogger(buildConfig().loggerName()));
-        }
     }
 }

@@ -5,7 +5,10 @@ import dev.idempotency.outbox.publisher.internal.SettingChecks;
 import java.util.List;
 import java.util.Map;
 
-/** Which SLF4J logger a {@link LoggingPublisher} writes to. Immutable; made by {@link LoggingPublisher#builder()}. */
+/**
+ * Which SLF4J logger a {@link LoggingPublisher} writes to. Immutable; made by {@link #builder()}, whose
+ * {@code build()} validates it once.
+ */
 public final class LoggingPublisherConfig {
     /** The logger events go to unless another is named. */
     public static final String DEFAULT_LOGGER = "dev.idempotency.outbox.events";
@@ -18,20 +21,9 @@ public final class LoggingPublisherConfig {
         this.loggerName = loggerName;
     }
 
-    static Builder builder() {
+    /** A builder that names {@value #DEFAULT_LOGGER} unless told otherwise. */
+    public static Builder builder() {
         return new Builder();
-    }
-
-    static LoggingPublisherConfig fromSettings(Map<String, String> values) {
-        return read(values, builder()).build();
-    }
-
-    /** Applies the string setting {@value #LOGGER} to {@code builder}; refuses any other. */
-    static Builder read(Map<String, String> values, Builder builder) {
-        PublisherSettings settings = PublisherSettings.of("log", values);
-        settings.allowOnly(List.of(LOGGER));
-        settings.string(LOGGER).ifPresent(builder::loggerName);
-        return builder;
     }
 
     /** The name of the SLF4J logger events are written to. */
@@ -44,7 +36,8 @@ public final class LoggingPublisherConfig {
         return "LoggingPublisherConfig{loggerName=" + loggerName + "}";
     }
 
-    static final class Builder {
+    /** Collects the settings of a {@link LoggingPublisherConfig}; {@link #build()} validates them. */
+    public static final class Builder {
         private String loggerName = DEFAULT_LOGGER;
 
         private Builder() {
@@ -56,7 +49,16 @@ public final class LoggingPublisherConfig {
             return this;
         }
 
-        LoggingPublisherConfig build() {
+        /** Reads the string setting {@value LoggingPublisherConfig#LOGGER} onto this builder; refuses any other. */
+        public Builder settings(Map<String, String> values) {
+            PublisherSettings settings = PublisherSettings.of("log", values);
+            settings.allowOnly(List.of(LOGGER));
+            settings.string(LOGGER).ifPresent(this::loggerName);
+            return this;
+        }
+
+        /** Validates the settings; an {@link IllegalArgumentException} names a bad one. */
+        public LoggingPublisherConfig build() {
             return new LoggingPublisherConfig(SettingChecks.requireText("loggerName", loggerName));
         }
     }

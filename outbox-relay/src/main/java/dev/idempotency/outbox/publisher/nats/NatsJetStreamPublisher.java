@@ -5,7 +5,6 @@ import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import io.nats.client.Connection;
-import io.nats.client.ConnectionListener;
 import io.nats.client.ErrorListener;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamOptions;
@@ -16,12 +15,10 @@ import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -43,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each message goes to {@link NatsJetStreamPublisherConfig#subjectFor(String)} with the JSON payload and
  * headers {@value #MESSAGE_ID_HEADER} = the event's message id ({@link OutboxEvent#messageId()},
- * unique across outboxes), so the stream drops a re-publish within its duplicate window; {@code Outbox-Tenant}, {@code Outbox-Topic}, {@code Outbox-Partition-Key},
+ * unique across outboxes), so the stream drops a re-publish within its duplicate window; {@code Outbox-Tenant},
+ * {@code Outbox-Topic}, {@code Outbox-Partition-Key},
  * encoded with {@link OutboxHeaders#encodeAsciiValue(String)}; and the event's own headers, except
  * those NATS refuses (non-ASCII values) and those starting with {@code Nats-}, which would steer
  * JetStream (both skipped and logged at WARN).
@@ -65,17 +63,9 @@ public final class NatsJetStreamPublisher implements Publisher {
     private volatile boolean closed;
 
     /** A publisher for {@code config}; it connects lazily, on the first batch. */
-    NatsJetStreamPublisher(NatsJetStreamPublisherConfig config) {
+    public NatsJetStreamPublisher(NatsJetStreamPublisherConfig config) {
         this.config = Objects.requireNonNull(config, "config");
         this.options = options(config);
-    }
-
-    /**
-     * A builder with the defaults of {@link NatsJetStreamPublisherConfig}; {@link Builder#build()} validates the
-     * settings and makes the publisher.
-     */
-    public static Builder builder() {
-        return new Builder();
     }
 
     /** One connect timeout per server (the first connect tries each) plus the ack timeout. */
@@ -266,80 +256,5 @@ public final class NatsJetStreamPublisher implements Publisher {
             builder.authHandler(Nats.credentials(config.credentialsFile().toString()));
         }
         return builder.build();
-    }
-
-    /** Collects the settings of a {@link NatsJetStreamPublisher}; {@link #build()} validates them once. */
-    public static final class Builder {
-        private final NatsJetStreamPublisherConfig.Builder config = NatsJetStreamPublisherConfig.builder();
-
-        private Builder() {
-        }
-
-        /** The server URLs ({@code nats://host:port}, {@code tls://host:port} for TLS). */
-        public Builder servers(List<String> servers) {
-            config.servers(servers);
-            return this;
-        }
-
-        /** Authenticate with a user name and password. */
-        public Builder userInfo(String username, String password) {
-            config.userInfo(username, password);
-            return this;
-        }
-
-        /** Authenticate with a token. */
-        public Builder token(String token) {
-            config.token(token);
-            return this;
-        }
-
-        /** Authenticate with a {@code .creds} file (JWT and NKey seed). */
-        public Builder credentialsFile(Path credentialsFile) {
-            config.credentialsFile(credentialsFile);
-            return this;
-        }
-
-        /** What is put before each topic to make the subject, e.g. {@code outbox.}; empty by default. */
-        public Builder subjectPrefix(String subjectPrefix) {
-            config.subjectPrefix(subjectPrefix);
-            return this;
-        }
-
-        /** See {@link NatsJetStreamPublisherConfig#connectTimeout()}. */
-        public Builder connectTimeout(Duration connectTimeout) {
-            config.connectTimeout(connectTimeout);
-            return this;
-        }
-
-        /** How long one batch may wait for its acks (default 10s); later acks count as RETRY. */
-        public Builder ackTimeout(Duration ackTimeout) {
-            config.ackTimeout(ackTimeout);
-            return this;
-        }
-
-        /** See {@link NatsJetStreamPublisherConfig#connectionName()}. */
-        public Builder connectionName(String connectionName) {
-            config.connectionName(connectionName);
-            return this;
-        }
-
-        /**
-         * Reads string settings (flags, environment, a properties file) onto this builder, by the
-         * names NatsJetStreamPublisherConfig's constants give; refuses an unknown name or a malformed value.
-         */
-        public Builder settings(Map<String, String> values) {
-            NatsJetStreamPublisherConfig.read(values, config);
-            return this;
-        }
-
-        /** The validated settings, without making a publisher. */
-        NatsJetStreamPublisherConfig buildConfig() {
-            return config.build();
-        }
-
-        /** Validates the settings (an {@link IllegalArgumentException} names the first bad one) and makes the publisher. */
-        public NatsJetStreamPublisher build() {
-            return new NatsJetStreamPublisher(buildConfig());
-        }
     }
 }

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Where and how {@link NatsJetStreamPublisher} publishes. Immutable; made by {@link NatsJetStreamPublisher#builder()}, whose
+ * Where and how {@link NatsJetStreamPublisher} publishes. Immutable; made by {@link #builder()}, whose
  * {@code build()} validates every field once and names the field it refuses.
  *
  * <p>Each event is published to the subject {@link #subjectPrefix()} + topic: with the prefix
@@ -62,36 +62,8 @@ public final class NatsJetStreamPublisherConfig {
     }
 
     /** A builder with the defaults: {@code nats://localhost:4222}, no authentication, no subject prefix. */
-    static Builder builder() {
+    public static Builder builder() {
         return new Builder();
-    }
-
-    /**
-     * Reads the settings named by this class's constants ({@value #SERVERS}, {@value #USERNAME},
-     * {@value #PASSWORD}, {@value #TOKEN}, {@value #CREDENTIALS_FILE}, {@value #SUBJECT_PREFIX},
-     * {@value #CONNECT_TIMEOUT}, {@value #ACK_TIMEOUT}, {@value #CONNECTION_NAME}); refuses any other.
-     */
-    static NatsJetStreamPublisherConfig fromSettings(Map<String, String> values) {
-        return read(values, builder()).build();
-    }
-
-    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
-    static Builder read(Map<String, String> values, Builder builder) {
-        PublisherSettings settings = PublisherSettings.of("nats", values);
-        settings.allowOnly(List.of(SERVERS, USERNAME, PASSWORD, TOKEN, CREDENTIALS_FILE, SUBJECT_PREFIX,
-                CONNECT_TIMEOUT, ACK_TIMEOUT, CONNECTION_NAME));
-        settings.string(SERVERS).ifPresent(servers -> builder.servers(
-                Arrays.stream(servers.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList()));
-        if (settings.string(USERNAME).isPresent() || settings.string(PASSWORD).isPresent()) {
-            builder.userInfo(settings.string(USERNAME).orElse(null), settings.string(PASSWORD).orElse(null));
-        }
-        settings.string(TOKEN).ifPresent(builder::token);
-        settings.string(CREDENTIALS_FILE).map(Path::of).ifPresent(builder::credentialsFile);
-        settings.string(SUBJECT_PREFIX).ifPresent(builder::subjectPrefix);
-        settings.duration(CONNECT_TIMEOUT).ifPresent(builder::connectTimeout);
-        settings.duration(ACK_TIMEOUT).ifPresent(builder::ackTimeout);
-        settings.string(CONNECTION_NAME).ifPresent(builder::connectionName);
-        return builder;
     }
 
     /** The servers to connect to, tried in random order. */
@@ -155,7 +127,7 @@ public final class NatsJetStreamPublisherConfig {
     }
 
     /** Collects the settings of a {@link NatsJetStreamPublisherConfig}; {@link #build()} validates them. */
-    static final class Builder {
+    public static final class Builder {
         private List<String> servers = List.of("nats://localhost:4222");
         private String username;
         private String password;
@@ -200,6 +172,7 @@ public final class NatsJetStreamPublisherConfig {
             return this;
         }
 
+        /** How long connecting may take (default 5s). */
         public Builder connectTimeout(Duration connectTimeout) {
             this.connectTimeout = connectTimeout;
             return this;
@@ -211,8 +184,32 @@ public final class NatsJetStreamPublisherConfig {
             return this;
         }
 
+        /** The connection name the server shows (default {@code idempotency-outbox-relay}). */
         public Builder connectionName(String connectionName) {
             this.connectionName = connectionName;
+            return this;
+        }
+
+        /**
+         * Reads string settings (the command line's {@code -s NAME=VALUE}, the Spring Boot starter's
+         * {@code idempotency.relay.settings.*}) onto this builder, by the names of this class's
+         * constants; an {@link IllegalArgumentException} names an unknown setting or a malformed value.
+         */
+        public Builder settings(Map<String, String> values) {
+            PublisherSettings settings = PublisherSettings.of("nats", values);
+            settings.allowOnly(List.of(SERVERS, USERNAME, PASSWORD, TOKEN, CREDENTIALS_FILE, SUBJECT_PREFIX,
+                    CONNECT_TIMEOUT, ACK_TIMEOUT, CONNECTION_NAME));
+            settings.string(SERVERS).ifPresent(servers -> this.servers(
+                    Arrays.stream(servers.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList()));
+            if (settings.string(USERNAME).isPresent() || settings.string(PASSWORD).isPresent()) {
+                this.userInfo(settings.string(USERNAME).orElse(null), settings.string(PASSWORD).orElse(null));
+            }
+            settings.string(TOKEN).ifPresent(this::token);
+            settings.string(CREDENTIALS_FILE).map(Path::of).ifPresent(this::credentialsFile);
+            settings.string(SUBJECT_PREFIX).ifPresent(this::subjectPrefix);
+            settings.duration(CONNECT_TIMEOUT).ifPresent(this::connectTimeout);
+            settings.duration(ACK_TIMEOUT).ifPresent(this::ackTimeout);
+            settings.string(CONNECTION_NAME).ifPresent(this::connectionName);
             return this;
         }
 

@@ -73,7 +73,7 @@ public final class RabbitMqPublisher implements Publisher {
     private PendingConfirms pending;
 
     /** A publisher for {@code config}; it connects lazily, on the first batch. */
-    RabbitMqPublisher(RabbitMqPublisherConfig config) {
+    public RabbitMqPublisher(RabbitMqPublisherConfig config) {
         this.config = Objects.requireNonNull(config, "config");
         this.factory = connectionFactory(config);
         this.watchdog = new ScheduledThreadPoolExecutor(1, task -> {
@@ -82,14 +82,6 @@ public final class RabbitMqPublisher implements Publisher {
             return thread;
         });
         this.watchdog.setRemoveOnCancelPolicy(true);
-    }
-
-    /**
-     * A builder with the defaults of {@link RabbitMqPublisherConfig}; {@link Builder#build()} validates the
-     * settings and makes the publisher.
-     */
-    public static Builder builder() {
-        return new Builder();
     }
 
     /** {@code connectTimeout + confirmTimeout}: connecting is cut off after the first, writing and confirms after the second. */
@@ -399,102 +391,5 @@ public final class RabbitMqPublisher implements Publisher {
             created.enableHostnameVerification();
         }
         return created;
-    }
-
-    /** Collects the settings of a {@link RabbitMqPublisher}; {@link #build()} validates them once. */
-    public static final class Builder {
-        private final RabbitMqPublisherConfig.Builder config = RabbitMqPublisherConfig.builder();
-
-        private Builder() {
-        }
-
-        /** See {@link RabbitMqPublisherConfig#host()}. */
-        public Builder host(String host) {
-            config.host(host);
-            return this;
-        }
-
-        /** The broker port; unset means 5672, or 5671 with TLS. */
-        public Builder port(int port) {
-            config.port(port);
-            return this;
-        }
-
-        /** See {@link RabbitMqPublisherConfig#virtualHost()}. */
-        public Builder virtualHost(String virtualHost) {
-            config.virtualHost(virtualHost);
-            return this;
-        }
-
-        /** See {@link RabbitMqPublisherConfig#username()}. */
-        public Builder username(String username) {
-            config.username(username);
-            return this;
-        }
-
-        /** See {@link RabbitMqPublisherConfig#password()}. */
-        public Builder password(String password) {
-            config.password(password);
-            return this;
-        }
-
-        /** Connect with TLS, trusting the JVM's default trust store and checking the host name. */
-        public Builder tls(boolean tls) {
-            config.tls(tls);
-            return this;
-        }
-
-        /** The exchange to publish to; {@code ""} (default) routes to the queue named like the topic. */
-        public Builder exchange(String exchange) {
-            config.exchange(exchange);
-            return this;
-        }
-
-        /**
-         * True (default): an event that no queue receives is returned by the broker and reported
-         * RETRY, so nothing is dropped while a queue is missing. False: such an event counts as
-         * published and the broker drops it.
-         */
-        public Builder mandatory(boolean mandatory) {
-            config.mandatory(mandatory);
-            return this;
-        }
-
-        /** See {@link RabbitMqPublisherConfig#connectTimeout()}. */
-        public Builder connectTimeout(Duration connectTimeout) {
-            config.connectTimeout(connectTimeout);
-            return this;
-        }
-
-        /** How long one batch may take to write and be confirmed (default 10s); later confirms count as RETRY. */
-        public Builder confirmTimeout(Duration confirmTimeout) {
-            config.confirmTimeout(confirmTimeout);
-            return this;
-        }
-
-        /** See {@link RabbitMqPublisherConfig#connectionName()}. */
-        public Builder connectionName(String connectionName) {
-            config.connectionName(connectionName);
-            return this;
-        }
-
-        /**
-         * Reads string settings (flags, environment, a properties file) onto this builder, by the
-         * names RabbitMqPublisherConfig's constants give; refuses an unknown name or a malformed value.
-         */
-        public Builder settings(Map<String, String> values) {
-            RabbitMqPublisherConfig.read(values, config);
-            return this;
-        }
-
-        /** The validated settings, without making a publisher. */
-        RabbitMqPublisherConfig buildConfig() {
-            return config.build();
-        }
-
-        /** Validates the settings (an {@link IllegalArgumentException} names the first bad one) and makes the publisher. */
-        public RabbitMqPublisher build() {
-            return new RabbitMqPublisher(buildConfig());
-        }
     }
 }

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Where and how {@link RabbitMqPublisher} publishes. Immutable; made by {@link RabbitMqPublisher#builder()}, whose
+ * Where and how {@link RabbitMqPublisher} publishes. Immutable; made by {@link #builder()}, whose
  * {@code build()} validates every field once and names the field it refuses.
  *
  * <p>Each event is published to {@link #exchange()} with its topic as the routing key. The default
@@ -69,37 +69,8 @@ public final class RabbitMqPublisherConfig {
     }
 
     /** A builder with the defaults: guest@localhost:5672, vhost /, the default exchange, mandatory. */
-    static Builder builder() {
+    public static Builder builder() {
         return new Builder();
-    }
-
-    /**
-     * Reads the settings named by this class's constants ({@value #HOST}, {@value #PORT},
-     * {@value #VIRTUAL_HOST}, {@value #USERNAME}, {@value #PASSWORD}, {@value #TLS}, {@value #EXCHANGE},
-     * {@value #MANDATORY}, {@value #CONNECT_TIMEOUT}, {@value #CONFIRM_TIMEOUT},
-     * {@value #CONNECTION_NAME}); refuses any other.
-     */
-    static RabbitMqPublisherConfig fromSettings(Map<String, String> values) {
-        return read(values, builder()).build();
-    }
-
-    /** Applies the string settings in {@code values} to {@code builder}; see {@link #fromSettings(Map)}. */
-    static Builder read(Map<String, String> values, Builder builder) {
-        PublisherSettings settings = PublisherSettings.of("rabbitmq", values);
-        settings.allowOnly(List.of(HOST, PORT, VIRTUAL_HOST, USERNAME, PASSWORD, TLS, EXCHANGE, MANDATORY,
-                CONNECT_TIMEOUT, CONFIRM_TIMEOUT, CONNECTION_NAME));
-        settings.string(HOST).ifPresent(builder::host);
-        settings.integer(PORT).ifPresent(builder::port);
-        settings.string(VIRTUAL_HOST).ifPresent(builder::virtualHost);
-        settings.string(USERNAME).ifPresent(builder::username);
-        settings.string(PASSWORD).ifPresent(builder::password);
-        settings.bool(TLS).ifPresent(builder::tls);
-        settings.string(EXCHANGE).ifPresent(builder::exchange);
-        settings.bool(MANDATORY).ifPresent(builder::mandatory);
-        settings.duration(CONNECT_TIMEOUT).ifPresent(builder::connectTimeout);
-        settings.duration(CONFIRM_TIMEOUT).ifPresent(builder::confirmTimeout);
-        settings.string(CONNECTION_NAME).ifPresent(builder::connectionName);
-        return builder;
     }
 
     public String host() {
@@ -162,7 +133,7 @@ public final class RabbitMqPublisherConfig {
     }
 
     /** Collects the settings of a {@link RabbitMqPublisherConfig}; {@link #build()} validates them. */
-    static final class Builder {
+    public static final class Builder {
         private String host = "localhost";
         private Integer port;
         private String virtualHost = "/";
@@ -178,6 +149,7 @@ public final class RabbitMqPublisherConfig {
         private Builder() {
         }
 
+        /** The broker host (default {@code localhost}). */
         public Builder host(String host) {
             this.host = host;
             return this;
@@ -189,16 +161,19 @@ public final class RabbitMqPublisherConfig {
             return this;
         }
 
+        /** The virtual host (default {@code /}). */
         public Builder virtualHost(String virtualHost) {
             this.virtualHost = virtualHost;
             return this;
         }
 
+        /** The user name (default {@code guest}). */
         public Builder username(String username) {
             this.username = username;
             return this;
         }
 
+        /** The password (default {@code guest}). */
         public Builder password(String password) {
             this.password = password;
             return this;
@@ -226,6 +201,7 @@ public final class RabbitMqPublisherConfig {
             return this;
         }
 
+        /** How long opening the connection (TCP, TLS and AMQP handshake) may take (default 5s). */
         public Builder connectTimeout(Duration connectTimeout) {
             this.connectTimeout = connectTimeout;
             return this;
@@ -237,8 +213,32 @@ public final class RabbitMqPublisherConfig {
             return this;
         }
 
+        /** The connection name the broker shows (default {@code idempotency-outbox-relay}). */
         public Builder connectionName(String connectionName) {
             this.connectionName = connectionName;
+            return this;
+        }
+
+        /**
+         * Reads string settings (the command line's {@code -s NAME=VALUE}, the Spring Boot starter's
+         * {@code idempotency.relay.settings.*}) onto this builder, by the names of this class's
+         * constants; an {@link IllegalArgumentException} names an unknown setting or a malformed value.
+         */
+        public Builder settings(Map<String, String> values) {
+            PublisherSettings settings = PublisherSettings.of("rabbitmq", values);
+            settings.allowOnly(List.of(HOST, PORT, VIRTUAL_HOST, USERNAME, PASSWORD, TLS, EXCHANGE, MANDATORY,
+                    CONNECT_TIMEOUT, CONFIRM_TIMEOUT, CONNECTION_NAME));
+            settings.string(HOST).ifPresent(this::host);
+            settings.integer(PORT).ifPresent(this::port);
+            settings.string(VIRTUAL_HOST).ifPresent(this::virtualHost);
+            settings.string(USERNAME).ifPresent(this::username);
+            settings.string(PASSWORD).ifPresent(this::password);
+            settings.bool(TLS).ifPresent(this::tls);
+            settings.string(EXCHANGE).ifPresent(this::exchange);
+            settings.bool(MANDATORY).ifPresent(this::mandatory);
+            settings.duration(CONNECT_TIMEOUT).ifPresent(this::connectTimeout);
+            settings.duration(CONFIRM_TIMEOUT).ifPresent(this::confirmTimeout);
+            settings.string(CONNECTION_NAME).ifPresent(this::connectionName);
             return this;
         }
 

@@ -3,6 +3,7 @@ package dev.idempotency.outbox.publisher.http;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.PublisherContract;
+import dev.idempotency.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -23,21 +24,19 @@ class HttpWebhookPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return HttpWebhookPublisher.builder().baseUrl(receiver.url("/hooks")).build();
+        return new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/hooks")).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return HttpWebhookPublisher.builder().baseUrl("http://127.0.0.1:" + closedPort + "/hooks")
-                .connectTimeout(Duration.ofSeconds(2)).build();
+        return new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
+                .baseUrl("http://127.0.0.1:" + closedPort + "/hooks")
+                .connectTimeout(Duration.ofSeconds(2)).build());
     }
 
     @Override
     protected List<Arrived> arrived(int count) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (receiver.received().size() < count && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Await.until(count + " requests received", Duration.ofSeconds(20), () -> receiver.received().size() >= count);
         return receiver.received().stream()
                 .map(request -> new Arrived(request.header(HttpWebhookPublisher.IDEMPOTENCY_KEY),
                         OutboxHeaders.decodeAsciiValue(request.header(OutboxHeaders.TENANT)),

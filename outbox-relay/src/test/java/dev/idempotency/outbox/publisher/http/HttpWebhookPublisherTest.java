@@ -36,8 +36,8 @@ class HttpWebhookPublisherTest {
         OutboxEvent refund = event(102, "refunds", "refund-1", "{\"amount\":3}", Map.of());
 
         List<PublishResult> results;
-        try (HttpWebhookPublisher publisher = HttpWebhookPublisher.builder()
-                .baseUrl(receiver.url("/hooks")).header("Authorization", "Bearer s3cret").build()) {
+        try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder()
+                .baseUrl(receiver.url("/hooks")).header("Authorization", "Bearer s3cret").build())) {
             results = publisher.publish(List.of(order, refund));
         }
 
@@ -67,7 +67,8 @@ class HttpWebhookPublisherTest {
 
     @Test
     void withoutTopicInThePathEveryEventGoesToTheBaseUrlItself() {
-        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/in?source=outbox"))
+        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder()
+                .baseUrl(receiver.url("/in?source=outbox"))
                 .appendTopicToPath(false).build();
         try (HttpWebhookPublisher publisher = new HttpWebhookPublisher(config)) {
             assertEquals(Status.PUBLISHED, publisher.publish(List.of(event(1, "orders"))).get(0).status());
@@ -147,7 +148,7 @@ class HttpWebhookPublisherTest {
     @Test
     void noMoreThanTheConfiguredNumberOfRequestsAreInFlightAtOnce() {
         receiver.answer(request -> {
-            Thread.sleep(20);
+            Thread.sleep(20); // time itself: a slow receiver, so requests overlap
             return new WebhookReceiver.Answer(200, "");
         });
         HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder().baseUrl(receiver.url("/hooks"))
@@ -207,14 +208,16 @@ class HttpWebhookPublisherTest {
         assertEquals("maxConcurrentRequests must be between 1 and 1000 (was 0)",
                 refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").maxConcurrentRequests(0)));
         assertEquals("header 'Content-Type' is set by the publisher itself",
-                refusal(HttpWebhookPublisherConfig.builder().baseUrl("http://h/x").header("Content-Type", "text/plain")));
+                refusal(HttpWebhookPublisherConfig.builder()
+                        .baseUrl("http://h/x").header("Content-Type", "text/plain")));
     }
 
     @Test
     void settingsBuildTheSameConfigurationAndHideHeaderValues() {
-        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.fromSettings(Map.of("base-url", "https://hooks.example/in",
+        HttpWebhookPublisherConfig config = HttpWebhookPublisherConfig.builder()
+                .settings(Map.of("base-url", "https://hooks.example/in",
                 "request-timeout", "3s", "connect-timeout", "750ms", "max-concurrent-requests", "4",
-                "append-topic-to-path", "true", "header.Authorization", "Bearer s3cret"));
+                "append-topic-to-path", "true", "header.Authorization", "Bearer s3cret")).build();
 
         assertEquals("https://hooks.example/in/orders", config.urlFor("orders").toString());
         assertEquals(Duration.ofSeconds(3), config.requestTimeout());
@@ -222,11 +225,12 @@ class HttpWebhookPublisherTest {
         assertEquals(4, config.maxConcurrentRequests());
         assertEquals(Map.of("Authorization", "Bearer s3cret"), config.headers());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> HttpWebhookPublisherConfig.fromSettings(Map.of("url", "http://h")));
+        assertThrows(IllegalArgumentException.class, () -> HttpWebhookPublisherConfig.builder()
+                .settings(Map.of("url", "http://h")).build());
     }
 
     private static HttpWebhookPublisher publisher(String baseUrl) {
-        return HttpWebhookPublisher.builder().baseUrl(baseUrl).build();
+        return new HttpWebhookPublisher(HttpWebhookPublisherConfig.builder().baseUrl(baseUrl).build());
     }
 
     private static String refusal(HttpWebhookPublisherConfig.Builder builder) {

@@ -43,7 +43,7 @@ class KafkaPublisherConfigTest {
         settings.put("producer.linger.ms", "20");
         settings.put("producer.security.protocol", "SSL");
 
-        KafkaPublisherConfig config = KafkaPublisherConfig.fromSettings(settings);
+        KafkaPublisherConfig config = KafkaPublisherConfig.builder().settings(settings).build();
 
         assertEquals("127.0.0.1:9092", config.bootstrapServers());
         assertEquals("relay-eu-1", config.clientId());
@@ -62,7 +62,8 @@ class KafkaPublisherConfigTest {
     @Test
     void refusesAnUnknownSettingNamingIt() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
-                KafkaPublisherConfig.fromSettings(Map.of("bootstrap-servers", "h:9092", "bootstrap-server", "h:9092")));
+                KafkaPublisherConfig.builder()
+                        .settings(Map.of("bootstrap-servers", "h:9092", "bootstrap-server", "h:9092")).build());
         assertTrue(e.getMessage().contains("setting 'bootstrap-server';"), e.getMessage());
     }
 
@@ -141,7 +142,8 @@ class KafkaPublisherConfigTest {
     }
 
     private static Duration timeoutOf(String text) {
-        return KafkaPublisherConfig.fromSettings(Map.of("bootstrap-servers", "h:9092", "publish-timeout", text))
+        return KafkaPublisherConfig.builder()
+                .settings(Map.of("bootstrap-servers", "h:9092", "publish-timeout", text)).build()
                 .publishTimeout();
     }
 }

@@ -2,6 +2,7 @@ package dev.idempotency.outbox.publisher.kafka;
 
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.PublisherContract;
+import dev.idempotency.testing.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,13 +52,14 @@ class KafkaPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return KafkaPublisher.builder().bootstrapServers(broker.bootstrapServers()).build();
+        return new KafkaPublisher(KafkaPublisherConfig.builder().bootstrapServers(broker.bootstrapServers()).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return KafkaPublisher.builder().bootstrapServers("127.0.0.1:" + closedPort).publishTimeout(Duration.ofSeconds(2))
-                .build();
+        return new KafkaPublisher(KafkaPublisherConfig.builder()
+                .bootstrapServers("127.0.0.1:" + closedPort).publishTimeout(Duration.ofSeconds(2))
+                .build());
     }
 
     @Override

@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotency.core.outbox.OutboxEvent;
-import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
+import dev.idempotency.core.outbox.PublishResult;
+import dev.idempotency.testing.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -199,10 +200,10 @@ class KafkaPublisherTest {
                 .toList();
 
         List<PublishResult> results;
-        try (KafkaPublisher publisher = KafkaPublisher.builder()
+        try (KafkaPublisher publisher = new KafkaPublisher(KafkaPublisherConfig.builder()
                 .bootstrapServers("127.0.0.1:" + closedPort)
                 .publishTimeout(Duration.ofSeconds(2))
-                .build()) {
+                .build())) {
             results = publisher.publish(events);
         }
 
@@ -215,10 +216,10 @@ class KafkaPublisherTest {
         List<PublishResult> before;
         List<PublishResult> after;
         KafkaTestBroker doomed = KafkaTestBroker.start();
-        try (KafkaPublisher publisher = KafkaPublisher.builder()
+        try (KafkaPublisher publisher = new KafkaPublisher(KafkaPublisherConfig.builder()
                 .bootstrapServers(doomed.bootstrapServers())
                 .publishTimeout(Duration.ofSeconds(3))
-                .build()) {
+                .build())) {
             String topic = "outbox-test-" + randomSuffix();
             doomed.createTopic(topic, 2, Map.of());
             before = publisher.publish(List.of(event("t", topic, "k", "{}", Map.of())));

@@ -34,9 +34,11 @@ class LoggingPublisherTest {
                 results.stream().map(PublishResult::status).toList());
         assertEquals(List.of(
                 new RecordingLogger.Line(Level.INFO,
-                        "outbox event 41 messageId=" + MESSAGE_41 + " tenant=acme topic=orders partitionKey=order-1 attempt=1 payloadBytes=22"),
+                        "outbox event 41 messageId=" + MESSAGE_41
+                                + " tenant=acme topic=orders partitionKey=order-1 attempt=1 payloadBytes=22"),
                 new RecordingLogger.Line(Level.INFO,
-                        "outbox event 42 messageId=" + MESSAGE_42 + " tenant=acme topic=payments partitionKey=pay-7 attempt=3 payloadBytes=12")),
+                        "outbox event 42 messageId=" + MESSAGE_42
+                                + " tenant=acme topic=payments partitionKey=pay-7 attempt=3 payloadBytes=12")),
                 logger.lines());
     }
 
@@ -59,11 +61,14 @@ class LoggingPublisherTest {
 
     @Test
     void settingsNameTheLoggerAndRefuseUnknownNames() {
-        assertEquals(PublishResult.Status.PUBLISHED, LoggingPublisher.builder().settings(Map.of("logger", "outbox.test"))
-                .build().publish(events.subList(0, 1)).get(0).status());
+        LoggingPublisherConfig config = LoggingPublisherConfig.builder()
+                .settings(Map.of("logger", "outbox.test")).build();
+        assertEquals("outbox.test", config.loggerName());
+        assertEquals(PublishResult.Status.PUBLISHED,
+                new LoggingPublisher(config).publish(events.subList(0, 1)).get(0).status());
 
         IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
-                () -> LoggingPublisher.builder().settings(Map.of("loger", "x")));
+                () -> LoggingPublisherConfig.builder().settings(Map.of("loger", "x")).build());
         assertEquals("unknown log publisher setting 'loger'; known settings: logger", error.getMessage());
     }
 }

@@ -3,6 +3,7 @@ package dev.idempotency.outbox.publisher.nats;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.PublisherContract;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamManagement;
@@ -53,22 +54,22 @@ class NatsJetStreamPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return NatsJetStreamPublisher.builder().servers(List.of("nats://127.0.0.1:" + Brokers.NATS_PORT))
-                .subjectPrefix(prefix).build();
+        return new NatsJetStreamPublisher(NatsJetStreamPublisherConfig.builder()
+                .servers(List.of("nats://127.0.0.1:" + Brokers.NATS_PORT))
+                .subjectPrefix(prefix).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return NatsJetStreamPublisher.builder().servers(List.of("nats://127.0.0.1:" + closedPort))
-                .subjectPrefix(prefix).connectTimeout(Duration.ofSeconds(2)).build();
+        return new NatsJetStreamPublisher(NatsJetStreamPublisherConfig.builder()
+                .servers(List.of("nats://127.0.0.1:" + closedPort))
+                .subjectPrefix(prefix).connectTimeout(Duration.ofSeconds(2)).build());
     }
 
     @Override
     protected List<Arrived> arrived(int count) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (management.getStreamInfo(stream).getStreamState().getMsgCount() < count && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Await.until(count + " messages in stream " + stream, Duration.ofSeconds(20),
+                () -> management.getStreamInfo(stream).getStreamState().getMsgCount() >= count);
         List<Arrived> arrived = new ArrayList<>();
         long last = management.getStreamInfo(stream).getStreamState().getLastSequence();
         for (long sequence = 1; sequence <= last; sequence++) {

@@ -8,6 +8,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
 import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import io.nats.client.Connection;
@@ -145,13 +146,8 @@ class NatsJetStreamPublisherTest {
 
             proxy.restore();
             // The client reconnects in the background; until it has, batches are RETRY.
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            Status status = Status.RETRY;
-            while (status != Status.PUBLISHED && System.nanoTime() < deadline) {
-                status = publisher.publish(List.of(event(2, "orders"))).get(0).status();
-                Thread.sleep(100);
-            }
-            assertEquals(Status.PUBLISHED, status);
+            Await.until("a batch published after the client reconnected", Duration.ofSeconds(60),
+                    () -> publisher.publish(List.of(event(2, "orders"))).get(0).status() == Status.PUBLISHED);
         }
 
         messageWithId(messageId(2));
@@ -167,20 +163,22 @@ class NatsJetStreamPublisherTest {
                 refusal(NatsJetStreamPublisherConfig.builder().subjectPrefix("a.*.")));
         assertEquals("ackTimeout must be between 1ms and 2147483647ms (was PT0S)",
                 refusal(NatsJetStreamPublisherConfig.builder().ackTimeout(Duration.ZERO)));
-        assertTrue(refusal(NatsJetStreamPublisherConfig.builder().servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
+        assertTrue(refusal(NatsJetStreamPublisherConfig.builder()
+                .servers(List.of("http://x:1:2"))).startsWith("servers holds an invalid URL"));
     }
 
     @Test
     void settingsBuildTheConfigurationAndItsTextHidesSecrets() {
-        NatsJetStreamPublisherConfig config = NatsJetStreamPublisherConfig.fromSettings(Map.of(
+        NatsJetStreamPublisherConfig config = NatsJetStreamPublisherConfig.builder().settings(Map.of(
                 "servers", "nats://a:4222, nats://b:4222", "username", "relay", "password", "s3cret",
-                "subject-prefix", "outbox.", "ack-timeout", "3s"));
+                "subject-prefix", "outbox.", "ack-timeout", "3s")).build();
 
         assertEquals(List.of("nats://a:4222", "nats://b:4222"), config.servers());
         assertEquals("outbox.orders", config.subjectFor("orders"));
         assertEquals(Duration.ofSeconds(3), config.ackTimeout());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> NatsJetStreamPublisherConfig.fromSettings(Map.of("server", "x")));
+        assertThrows(IllegalArgumentException.class, () -> NatsJetStreamPublisherConfig.builder()
+                .settings(Map.of("server", "x")).build());
     }
 
     private NatsJetStreamPublisherConfig.Builder config() {

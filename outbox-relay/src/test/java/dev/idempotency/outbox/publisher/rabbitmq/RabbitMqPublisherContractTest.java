@@ -7,6 +7,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.PublisherContract;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,29 +52,29 @@ class RabbitMqPublisherContractTest extends PublisherContract {
 
     @Override
     protected Publisher reachablePublisher() {
-        return RabbitMqPublisher.builder().host("127.0.0.1").port(Brokers.RABBITMQ_PORT).build();
+        return new RabbitMqPublisher(RabbitMqPublisherConfig.builder()
+                .host("127.0.0.1").port(Brokers.RABBITMQ_PORT).build());
     }
 
     @Override
     protected Publisher unreachablePublisher(int closedPort) {
-        return RabbitMqPublisher.builder().host("127.0.0.1").port(closedPort).connectTimeout(Duration.ofSeconds(2)).build();
+        return new RabbitMqPublisher(RabbitMqPublisherConfig.builder()
+                .host("127.0.0.1").port(closedPort).connectTimeout(Duration.ofSeconds(2)).build());
     }
 
     @Override
     protected List<Arrived> arrived(int count) throws Exception {
         List<Arrived> arrived = new ArrayList<>();
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (arrived.size() < count && System.nanoTime() < deadline) {
+        Await.until(count + " messages on " + queue, Duration.ofSeconds(20), () -> {
             GetResponse response = channel.basicGet(queue, true);
-            if (response == null) {
-                Thread.sleep(20);
-                continue;
+            if (response != null) {
+                Map<String, Object> headers = response.getProps().getHeaders();
+                arrived.add(new Arrived(response.getProps().getMessageId(), String.valueOf(headers.get(OutboxHeaders.TENANT)),
+                        String.valueOf(headers.get(OutboxHeaders.TOPIC)), String.valueOf(headers.get(OutboxHeaders.PARTITION_KEY)),
+                        trace(name -> headers.containsKey(name) ? String.valueOf(headers.get(name)) : null)));
             }
-            Map<String, Object> headers = response.getProps().getHeaders();
-            arrived.add(new Arrived(response.getProps().getMessageId(), String.valueOf(headers.get(OutboxHeaders.TENANT)),
-                    String.valueOf(headers.get(OutboxHeaders.TOPIC)), String.valueOf(headers.get(OutboxHeaders.PARTITION_KEY)),
-                    trace(name -> headers.containsKey(name) ? String.valueOf(headers.get(name)) : null)));
-        }
+            return arrived.size() >= count;
+        });
         return arrived;
     }
 }

@@ -2,7 +2,6 @@ package dev.idempotency.outbox.publisher.rabbitmq;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,6 +13,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.PublishResult;
 import dev.idempotency.core.outbox.PublishResult.Status;
 import dev.idempotency.outbox.publisher.FreePorts;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.TcpProxy;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -212,24 +213,28 @@ class RabbitMqPublisherTest {
     @Test
     void buildNamesTheSettingItRefuses() {
         assertEquals("host must not be blank", refusal(RabbitMqPublisherConfig.builder().host(" ")));
-        assertEquals("port must be between 1 and 65535 (was 70000)", refusal(RabbitMqPublisherConfig.builder().port(70000)));
+        assertEquals("port must be between 1 and 65535 (was 70000)", refusal(RabbitMqPublisherConfig.builder()
+                .port(70000)));
         assertEquals("confirmTimeout must be between 1ms and 2147483647ms (was PT0S)",
                 refusal(RabbitMqPublisherConfig.builder().confirmTimeout(Duration.ZERO)));
-        assertTrue(refusal(RabbitMqPublisherConfig.builder().exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
+        assertTrue(refusal(RabbitMqPublisherConfig.builder()
+                .exchange("e".repeat(256))).startsWith("exchange must be a name of at most 255"));
     }
 
     @Test
     void settingsBuildTheConfigurationAndItsTextHidesThePassword() {
-        RabbitMqPublisherConfig config = RabbitMqPublisherConfig.fromSettings(Map.of("host", "rabbit.internal", "tls", "true",
+        RabbitMqPublisherConfig config = RabbitMqPublisherConfig.builder()
+                .settings(Map.of("host", "rabbit.internal", "tls", "true",
                 "username", "relay", "password", "s3cret", "exchange", "events", "mandatory", "false",
-                "confirm-timeout", "30s"));
+                "confirm-timeout", "30s")).build();
 
         assertEquals(5671, config.port(), "TLS defaults to 5671");
         assertEquals("events", config.exchange());
         assertEquals(Duration.ofSeconds(30), config.confirmTimeout());
         assertTrue(!config.mandatory());
         assertTrue(!config.toString().contains("s3cret"), config.toString());
-        assertThrows(IllegalArgumentException.class, () -> RabbitMqPublisherConfig.fromSettings(Map.of("hostname", "x")));
+        assertThrows(IllegalArgumentException.class, () -> RabbitMqPublisherConfig.builder()
+                .settings(Map.of("hostname", "x")).build());
     }
 
     private static RabbitMqPublisherConfig.Builder config() {
@@ -237,16 +242,13 @@ class RabbitMqPublisherTest {
                 .connectTimeout(Duration.ofSeconds(5)).confirmTimeout(Duration.ofSeconds(20));
     }
 
-    private GetResponse receive(String from) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < deadline) {
-            GetResponse response = test.basicGet(from, true);
-            if (response != null) {
-                return response;
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no message arrived on " + from);
+    private GetResponse receive(String from) {
+        AtomicReference<GetResponse> response = new AtomicReference<>();
+        Await.until("a message on " + from, () -> {
+            response.set(test.basicGet(from, true));
+            return response.get() != null;
+        });
+        return response.get();
     }
 
     private List<String> receiveAll(String from) throws Exception {
