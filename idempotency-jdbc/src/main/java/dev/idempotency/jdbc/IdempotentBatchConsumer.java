@@ -7,28 +7,35 @@ import dev.idempotency.core.TransientFailureException;
 import dev.idempotency.core.consumer.Delivery;
 import dev.idempotency.core.consumer.IdempotentConsumer;
 import dev.idempotency.core.internal.ConsumerKeys;
+import dev.idempotency.core.internal.tracing.SpanOutcomes;
+import dev.idempotency.core.internal.tracing.TracedSpan;
+import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.core.internal.tracing.W3cContext;
+import dev.idempotency.core.tracing.Tracing;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies each message of a batch exactly once, however often the broker delivers it, in one
- * database transaction per batch: the batch mode of {@link IdempotentConsumer}, with the same keys
- * (a consumer of a name applies a message once whichever mode delivers it) and the same rules for
- * failed attempts and dead letters. It never throws for a failed handler.
+ * Applies each message of a batch exactly once, however often the broker delivers it: the batch mode
+ * of {@link IdempotentConsumer}, with the same keys (a consumer of a name applies a message once
+ * whichever mode delivers it) and the same rules for failed attempts and dead letters. It never throws
+ * for a failed handler.
  *
- * <p>One call of {@link #consume}:
+ * <p>One call of {@link #consume} first runs the whole batch in one transaction, without savepoints:
  * <ol>
  * <li>claims every message of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
  *     RETURNING} over the batch's keys, with a read of what the others hold, in one round trip).
@@ -38,19 +45,28 @@ import org.slf4j.LoggerFactory;
  *     decision (a replay, never a second run). A key another transaction holds uncommitted is waited for,
  *     at most the executor's wait budget; past it the whole batch gets {@link Delivery.Outcome#IN_PROGRESS}
  *     and nothing of it ran.</li>
- * <li>runs the handler of each claimed message, in the batch's order, on one connection, each inside a
- *     {@code SAVEPOINT} of its own. A handler that throws (or whose SQL fails and aborts the transaction)
- *     is rolled back to its savepoint: its writes and its outbox events are undone, the others' are kept, and
- *     the next handler runs. Its claim is removed, so nothing of it commits: a {@link BusinessFailure}
- *     is stored and acknowledged ({@link Delivery.Outcome#FAILED_PERMANENTLY}); any other exception counts a
- *     failed attempt like {@link IdempotentConsumer} does, and the {@code maxAttempts}-th one dead-letters
- *     the message ({@link Delivery.Outcome#DEAD_LETTER}); a {@link TransientFailureException} or a database
- *     error a retry may fix asks for redelivery without counting ({@link Delivery.Outcome#TRANSIENT_FAILURE}).</li>
+ * <li>runs the handler of each claimed message, in the batch's order, on one connection.</li>
  * <li>stores every applied message's outcome in one statement and commits once. Only then do the
  *     decisions say {@link Delivery.Outcome#APPLIED}. If anything fails before the commit (the
  *     connection dies, the commit fails), nothing of the batch is committed and every claimed message
  *     gets {@link Delivery.Outcome#TRANSIENT_FAILURE}: its redelivery runs it again.</li>
  * </ol>
+ * When a handler throws (or its SQL fails and aborts the transaction), that transaction is rolled back
+ * and the batch runs again, claimed anew, with each message inside a {@code SAVEPOINT} of its own, in
+ * transactions of at most {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages committed one after
+ * another in the batch's order. The failed message is not run again: it is decided from its failure.
+ * A handler that throws then is rolled back to its savepoint: its writes and its outbox events are
+ * undone, the others' are kept, and the next handler runs. A failed message's claim is removed, so
+ * nothing of it commits: a {@link BusinessFailure} is stored and acknowledged
+ * ({@link Delivery.Outcome#FAILED_PERMANENTLY}); any other exception counts a failed attempt like
+ * {@link IdempotentConsumer} does, and the {@code maxAttempts}-th one dead-letters the message
+ * ({@link Delivery.Outcome#DEAD_LETTER}); a {@link TransientFailureException} or a database error a
+ * retry may fix asks for redelivery without counting ({@link Delivery.Outcome#TRANSIENT_FAILURE}). A
+ * part that did not commit ends the call: the later parts do not run and their messages get
+ * {@link Delivery.Outcome#TRANSIENT_FAILURE}, so what commits is always a prefix of the batch's parts.
+ * So a poison message never blocks nor undoes the others; the handlers that ran before it in the first
+ * transaction run a second time (their first run's writes were rolled back with it): only a handler's
+ * writes through the batch's transaction are exactly once, as in every mode.
  *
  * <p><b>Acknowledge only after {@code consume} returns</b>, from its results: the database commit is
  * inside it. For each {@link Result} whose {@link Delivery#acknowledge()} is true, acknowledge the
@@ -62,19 +78,34 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Costs to know: the batch holds the row locks of its claimed keys (and the outbox's ordering-key
  * locks of events its handlers published) from its claim to its commit, so a redelivery of one of its
- * messages to another consumer waits for the whole batch. Each handler that writes uses a subtransaction;
- * past 64 of them in one transaction, PostgreSQL's snapshots in other sessions get slower
- * (subtransaction cache overflow) for as long as the batch is open, so batches of a few hundred
- * messages should stay short. Calls make no tracing spans yet. The batch always runs in a transaction
- * of its own, even on an executor that joins its caller's.
+ * messages to another consumer waits for the whole batch. The first transaction costs the claim, the
+ * handlers' own statements, one statement storing the outcomes, and the commit: no round trip per
+ * message of its own. A batch with a failed handler costs that again, plus a savepoint per message. The
+ * transactions with savepoints hold at most {@value #MAX_MESSAGES_PER_TRANSACTION} messages because each
+ * handler that writes then uses a subtransaction, and PostgreSQL caches at most 64 of a transaction's
+ * subtransactions: past that, every snapshot any session takes while the transaction is open must look
+ * subtransactions up in {@code pg_subtrans} (releasing a savepoint does not help: released
+ * subtransactions still count). The batch always runs in transactions of its own, even on an executor
+ * that joins its caller's.
+ *
+ * <p>Tracing ({@link Builder#tracing}): each call is one CONSUMER span named {@code process} for the
+ * batch, linked to each message's trace, with the count of each outcome.
  *
  * <p>Thread-safe; each call takes one connection from the executor's pool.
  */
 public final class IdempotentBatchConsumer {
     private static final Logger log = LoggerFactory.getLogger(IdempotentBatchConsumer.class);
 
-    /** The most messages one call takes: the claim binds them as two arrays of one statement. */
+    /** The most messages one call takes. */
     public static final int MAX_BATCH_SIZE = 10_000;
+
+    /**
+     * The most distinct messages handled in one transaction with savepoints (after a handler failed):
+     * each handler that writes then takes a subtransaction, and past 64 in one transaction (PostgreSQL's
+     * {@code PGPROC_MAX_CACHED_SUBXIDS}) every session's snapshots get slower while it is open. A larger
+     * batch is then split into transactions of this many, committed one after another in the batch's order.
+     */
+    public static final int MAX_MESSAGES_PER_TRANSACTION = 64;
 
     private static final String SAVEPOINT = "SAVEPOINT idempotent_message";
     private static final String ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT idempotent_message";
@@ -83,6 +114,8 @@ public final class IdempotentBatchConsumer {
     private static final String NEXT_SAVEPOINT = RELEASE_SAVEPOINT + ";\n" + SAVEPOINT;
     /** SQLSTATE lock_not_available: the claim waited past the budget on a key another transaction holds. */
     private static final String LOCK_NOT_AVAILABLE = "55P03";
+    /** SQLSTATE in_failed_sql_transaction: a statement after one that aborted the transaction. */
+    private static final String IN_FAILED_TRANSACTION = "25P02";
 
     private final PostgresIdempotentExecutor executor;
     private final String name;
@@ -92,11 +125,13 @@ public final class IdempotentBatchConsumer {
     private final ResultCodec.StoredResult applied;
     private final String waitBudget;
     private final double retentionSeconds;
+    private final Traces traces;
 
-    private IdempotentBatchConsumer(PostgresIdempotentExecutor executor, String name, int maxAttempts) {
+    private IdempotentBatchConsumer(PostgresIdempotentExecutor executor, String name, int maxAttempts, Traces traces) {
         this.executor = executor;
         this.name = name;
         this.maxAttempts = maxAttempts;
+        this.traces = traces;
         this.sql = new ExecutorSql.BatchStatements(executor.config().schema());
         this.codec = new ResultCodec(executor.config());
         // What IdempotentConsumer's executor call stores for an applied message and for an attempt slot.
@@ -148,30 +183,77 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
-     * Handles {@code messages}, each once across every delivery, in one transaction (see the class
-     * comment); returns one result per message, in the same order, once the transaction has committed
-     * or rolled back.
+     * Handles {@code messages}, each once across every delivery, in one transaction, or after a failed
+     * handler in one per {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages (see the class comment);
+     * returns one result per message, in the same order, once every transaction has committed or rolled back.
      *
      * @param messageId reads a message's id, its idempotency key within this consumer (AMQP
      *        {@code message-id}, {@code Nats-Msg-Id}, the relay's {@code Idempotency-Key} header), never
      *        the outbox row id; a malformed one makes that message {@link Delivery.Outcome#INVALID}
      * @param tenant reads a message's tenant
      * @throws IllegalArgumentException more than {@value #MAX_BATCH_SIZE} messages
-     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction
+     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction (the
+     *         parts before its own committed: acknowledge nothing, their redelivery is a replay)
      * @throws PoolerBreaksPreparedStatementsException the executor refused its pool's connection pooler
      * @throws RuntimeException the database refused the claim for a reason no retry fixes (for example
      *         {@link dev.idempotency.core.SchemaNotMigratedException}); nothing ran
      */
     public <M> List<Result<M>> consume(List<M> messages, Function<? super M, String> messageId,
                                        Function<? super M, String> tenant, Handler<? super M> handler) {
+        return consume(messages, messageId, tenant, (message, header) -> null, handler);
+    }
+
+    /**
+     * {@link #consume(List, Function, Function, Handler)} for messages whose headers may carry a trace:
+     * {@code headers} reads one header of a message by name, null when absent (as
+     * {@link IdempotentConsumer#consume(String, String, Function, dev.idempotency.core.consumer.MessageHandler)}
+     * reads them). Only {@code traceparent} and {@code tracestate} are read, and only with tracing on; a
+     * malformed one is ignored. See {@link Builder#tracing} for the span the call makes.
+     */
+    public <M> List<Result<M>> consume(List<M> messages, Function<? super M, String> messageId,
+                                       Function<? super M, String> tenant, BiFunction<? super M, String, String> headers,
+                                       Handler<? super M> handler) {
         Objects.requireNonNull(messages, "messages");
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(tenant, "tenant");
+        Objects.requireNonNull(headers, "headers");
         Objects.requireNonNull(handler, "handler");
         if (messages.size() > MAX_BATCH_SIZE) {
             throw new IllegalArgumentException("a batch holds at most " + MAX_BATCH_SIZE + " messages (was "
                     + messages.size() + "); split it");
         }
+        if (traces == Traces.none()) {
+            return deliver(messages, messageId, tenant, handler);
+        }
+        List<W3cContext> contexts = new ArrayList<>(messages.size());
+        for (M message : messages) {
+            contexts.add(W3cContext.lenient(headers.apply(message, W3cContext.TRACEPARENT),
+                    headers.apply(message, W3cContext.TRACESTATE)));
+        }
+        try (TracedSpan span = traces.startBatchProcess(name, contexts)) {
+            List<Result<M>> results = deliver(messages, messageId, tenant, handler);
+            Map<Delivery.Outcome, Integer> counts = new EnumMap<>(Delivery.Outcome.class);
+            Exception firstError = null;
+            for (Result<M> result : results) {
+                Delivery.Outcome outcome = result.delivery().outcome();
+                counts.merge(outcome, 1, Integer::sum);
+                if (firstError == null && SpanOutcomes.failed(outcome)) {
+                    firstError = result.delivery().error();
+                }
+            }
+            counts.forEach((outcome, count) -> span.messages(SpanOutcomes.of(outcome), count));
+            if (counts.size() == 1) {
+                span.outcome(SpanOutcomes.of(counts.keySet().iterator().next()));
+            }
+            if (firstError != null) {
+                span.error(firstError.getClass().getName());
+            }
+            return results;
+        }
+    }
+
+    private <M> List<Result<M>> deliver(List<M> messages, Function<? super M, String> messageId,
+                                        Function<? super M, String> tenant, Handler<? super M> handler) {
         Batch<M> batch = new Batch<>(messages);
         for (int i = 0; i < messages.size(); i++) {
             M message = messages.get(i);
@@ -183,55 +265,175 @@ public final class IdempotentBatchConsumer {
                 batch.decide(i, Delivery.failed(Delivery.Outcome.INVALID, e));
             }
         }
-        if (!batch.claims.isEmpty()) {
-            run(batch, handler);
+        List<Claim> claims = new ArrayList<>(batch.claims.values());
+        if (claims.isEmpty()) {
+            return batch.results();
+        }
+        Failed failed = runWithoutSavepoints(batch, claims, handler);
+        if (failed == null) {
+            return batch.results();
+        }
+        // A handler failed: nothing of the batch committed. Again, each message in a savepoint of its own.
+        batch.undecide(claims);
+        for (int from = 0; from < claims.size(); from += MAX_MESSAGES_PER_TRANSACTION) {
+            List<Claim> part = claims.subList(from, Math.min(claims.size(), from + MAX_MESSAGES_PER_TRANSACTION));
+            if (!run(batch, part, handler, failed)) {
+                // The parts commit in the batch's order: after one that did not, the later ones do not run.
+                batch.decideUndecided(claims, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, new TransientFailureException(
+                        "An earlier part of the batch did not commit, so this message did not run. Redeliver it.",
+                        null, null)));
+                break;
+            }
         }
         return batch.results();
     }
 
-    /** Claims, handles and commits the batch's distinct messages, deciding each. */
-    private <M> void run(Batch<M> batch, Handler<? super M> handler) {
-        executor.checkConnectionPooler();
-        List<Claim> claimed;
-        Handle handle;
-        try {
-            handle = executor.jdbi().open();
-        } catch (RuntimeException e) {
-            batch.decideUndecided(undone(e));
-            return;
+    /** The message whose handler failed when the batch ran without savepoints, and how; index -1 when unknown. */
+    private record Failed(int index, Exception error) {
+    }
+
+    /**
+     * Runs the whole batch in one transaction without a savepoint: a round trip per message fewer, and no
+     * subtransaction. Returns null when every message is decided (committed, or undone as a whole); else,
+     * rolled back, the message whose handler failed, for the batch to run again with savepoints.
+     */
+    private <M> Failed runWithoutSavepoints(Batch<M> batch, List<Claim> claims, Handler<? super M> handler) {
+        Handle handle = openAndBegin(batch, claims);
+        if (handle == null) {
+            return null;
         }
         try {
-            try {
-                handle.begin();
-                claimed = claim(handle.getConnection(), batch);
-            } catch (RuntimeException e) {
-                rollbackQuietly(handle, e);
-                if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
-                    batch.decideUndecided(Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
-                            "A message of the batch is being applied by another transaction for longer than the wait "
-                                    + "budget of " + executor.config().waitBudget().toMillis() + " ms; nothing of the "
-                                    + "batch ran. Redeliver it later.", e)));
-                    return;
+            List<Claim> claimed = claimOrDecide(handle, batch, claims);
+            if (claimed == null) {
+                return null;
+            }
+            Connection connection = handle.getConnection();
+            List<Claim> completed = new ArrayList<>();
+            boolean wroteEvents = false;
+            for (Claim claim : claimed) {
+                TransactionOutbox outbox = newOutbox(claim);
+                try {
+                    wroteEvents |= apply(handle, batch, claimed, claim, handler, outbox, completed);
+                } catch (TransactionEndedByHandlerException e) {
+                    throw e;
+                } catch (Exception e) {
+                    requireOpenTransaction(handle, batch, claimed, claim);
+                    outbox.discard();
+                    outbox.close();
+                    RuntimeException failure = e instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
+                    if (CallbackRunner.connectionClosed(handle) || !rolledBack(handle, failure)) {
+                        decideAll(batch, claimed, undone(failure));
+                        return null;
+                    }
+                    // An aborted transaction fails every statement after the one that aborted it: not this handler's own failure.
+                    return new Failed(IN_FAILED_TRANSACTION.equals(DatabaseErrors.sqlState(e)) ? -1 : claim.index, e);
                 }
-                RuntimeException translated = DatabaseErrors.schemaMissing(
-                        DatabaseErrors.translate(e, name, batch.firstTenant()), executor.config().schema(),
-                        "IdempotencyConfig.schema");
-                if (translated instanceof TransientFailureException retryable) {
-                    batch.decideUndecided(Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, retryable));
-                    return;
-                }
-                throw translated;
             }
             try {
-                handleAndCommit(handle, batch, claimed, handler);
+                complete(connection, completed);
+                handle.commit();
+            } catch (RuntimeException e) {
+                rollbackQuietly(handle, e);
+                decideAll(batch, claimed, undone(e));
+                return null;
+            }
+            if (wroteEvents) {
+                signalOutboxCommit();
+            }
+            return null;
+        } finally {
+            closeQuietly(handle);
+        }
+    }
+
+    /** Rolls the batch's transaction back; false when that failed too (the connection is gone). */
+    private static boolean rolledBack(Handle handle, RuntimeException cause) {
+        try {
+            handle.rollback();
+            return true;
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+            return false;
+        }
+    }
+
+    private static void decideAll(Batch<?> batch, List<Claim> claims, Delivery delivery) {
+        for (Claim claim : claims) {
+            batch.decide(claim.index, delivery);
+        }
+    }
+
+    /** A handle in a transaction, or null with {@code claims} decided when the pool gave no connection. */
+    private Handle openAndBegin(Batch<?> batch, List<Claim> claims) {
+        executor.checkConnectionPooler();
+        try {
+            Handle handle = executor.jdbi().open();
+            try {
+                handle.begin();
+                return handle;
+            } catch (RuntimeException e) {
+                closeQuietly(handle);
+                throw e;
+            }
+        } catch (RuntimeException e) {
+            batch.decideUndecided(claims, undone(e));
+            return null;
+        }
+    }
+
+    /**
+     * Claims {@code claims} on {@code handle}; returns those claimed, or null with them decided when the
+     * claim failed in a way a redelivery may not (rolled back).
+     *
+     * @throws RuntimeException the claim failed in a way no retry fixes
+     */
+    private List<Claim> claimOrDecide(Handle handle, Batch<?> batch, List<Claim> claims) {
+        try {
+            return claim(handle.getConnection(), batch, claims);
+        } catch (RuntimeException e) {
+            rollbackQuietly(handle, e);
+            if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
+                batch.decideUndecided(claims, Delivery.failed(Delivery.Outcome.IN_PROGRESS, new KeyInProgressException(
+                        "A message of the batch is being applied by another transaction for longer than the wait "
+                                + "budget of " + executor.config().waitBudget().toMillis() + " ms; nothing of its "
+                                + "part of the batch ran. Redeliver it later.", e)));
+                return null;
+            }
+            RuntimeException translated = DatabaseErrors.schemaMissing(
+                    DatabaseErrors.translate(e, name, claims.get(0).tenant), executor.config().schema(),
+                    "IdempotencyConfig.schema");
+            if (translated instanceof TransientFailureException retryable) {
+                batch.decideUndecided(claims, Delivery.failed(Delivery.Outcome.TRANSIENT_FAILURE, retryable));
+                return null;
+            }
+            throw translated;
+        }
+    }
+
+    /**
+     * Claims, handles and commits one part of the batch's distinct messages in one transaction, each
+     * message in a savepoint of its own, deciding each; {@code failed}'s message is not run again but
+     * decided from its failure. Returns whether the transaction committed.
+     */
+    private <M> boolean run(Batch<M> batch, List<Claim> part, Handler<? super M> handler, Failed failed) {
+        Handle handle = openAndBegin(batch, part);
+        if (handle == null) {
+            return false;
+        }
+        try {
+            List<Claim> claimed = claimOrDecide(handle, batch, part);
+            if (claimed == null) {
+                return false;
+            }
+            try {
+                handleAndCommit(handle, batch, claimed, handler, failed);
+                return true;
             } catch (TransactionEndedByHandlerException e) {
                 throw e;
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
-                Delivery undone = undone(e);
-                for (Claim claim : claimed) {
-                    batch.decide(claim.index, undone);
-                }
+                decideAll(batch, claimed, undone(e));
+                return false;
             }
         } finally {
             closeQuietly(handle);
@@ -247,11 +449,11 @@ public final class IdempotentBatchConsumer {
         }
     }
 
-    /** Claims the batch's keys; decides the messages others committed; returns the claimed, in the batch's order. */
-    private List<Claim> claim(Connection connection, Batch<?> batch) {
-        List<String> tenants = new ArrayList<>(batch.claims.size());
-        List<String> keys = new ArrayList<>(batch.claims.size());
-        for (Claim claim : batch.claims.values()) {
+    /** Claims the part's keys; decides the messages others committed; returns the claimed, in the batch's order. */
+    private List<Claim> claim(Connection connection, Batch<?> batch, List<Claim> part) {
+        List<String> tenants = new ArrayList<>(part.size());
+        List<String> keys = new ArrayList<>(part.size());
+        for (Claim claim : part) {
             tenants.add(claim.tenant);
             keys.add(claim.key);
         }
@@ -277,10 +479,10 @@ public final class IdempotentBatchConsumer {
             throw JdbcStatement.failure(e);
         }
         List<Claim> claimed = new ArrayList<>();
-        for (Map.Entry<Scope, Claim> entry : batch.claims.entrySet()) {
-            Claim claim = entry.getValue();
-            Stored stored = found.get(entry.getKey());
-            if (inserted.containsKey(entry.getKey()) || (stored != null && stored.reclaimable && reclaim(connection, claim))) {
+        for (Claim claim : part) {
+            Scope scope = new Scope(claim.tenant, claim.key);
+            Stored stored = found.get(scope);
+            if (inserted.containsKey(scope) || (stored != null && stored.reclaimable && reclaim(connection, claim))) {
                 claimed.add(claim);
             } else if (stored == null) {
                 // Its row was there when the insert ran and gone when the read did (purged or released meanwhile).
@@ -306,7 +508,8 @@ public final class IdempotentBatchConsumer {
                 .number("retentionSeconds", retentionSeconds)) == 1;
     }
 
-    private <M> void handleAndCommit(Handle handle, Batch<M> batch, List<Claim> claimed, Handler<? super M> handler) {
+    private <M> void handleAndCommit(Handle handle, Batch<M> batch, List<Claim> claimed, Handler<? super M> handler,
+                                     Failed failed) {
         Connection connection = handle.getConnection();
         List<Claim> completed = new ArrayList<>();
         List<Claim> released = new ArrayList<>();
@@ -319,20 +522,12 @@ public final class IdempotentBatchConsumer {
             if (!beforeNext.isEmpty()) {
                 JdbcStatement.executeUnnamed(connection, beforeNext);
             }
-            TransactionOutbox outbox = new TransactionOutbox(claim.tenant, executor.config().objectMapper(),
-                    executor.config().maxOutboxPayloadBytes(), executor.traces());
+            TransactionOutbox outbox = newOutbox(claim);
             try {
-                handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
-                requireOpenTransaction(handle, batch, claimed, claim);
-                outbox.close();
-                if (outbox.size() > 0) {
-                    // Its events go in with its result, inside its savepoint, as the executor's completion writes them.
-                    storeWithEvents(connection, claim, outbox);
-                    wroteEvents = true;
-                } else {
-                    completed.add(claim);
+                if (claim.index == failed.index()) {
+                    throw failed.error(); // it failed without savepoints: decided from that, not run again
                 }
-                batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+                wroteEvents |= apply(handle, batch, claimed, claim, handler, outbox, completed);
                 beforeNext = NEXT_SAVEPOINT;
             } catch (TransactionEndedByHandlerException e) {
                 throw e;
@@ -361,10 +556,7 @@ public final class IdempotentBatchConsumer {
         if (!claimed.isEmpty()) {
             JdbcStatement.executeUnnamed(connection, RELEASE_SAVEPOINT);
         }
-        if (!completed.isEmpty()) {
-            sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
-                    .text("resultType", applied.typeName()).integer("expected", completed.size()));
-        }
+        complete(connection, completed);
         for (Map.Entry<Claim, String> failure : businessFailures.entrySet()) {
             Claim claim = failure.getKey();
             sql.failKey.update(connection, call -> call.text("tenant", claim.tenant).text("key", claim.key)
@@ -432,6 +624,40 @@ public final class IdempotentBatchConsumer {
                 + "were committed without a result are stored as failed with code " + CallbackRunner.ENDED_BY_CALLBACK
                 + "; the others run again when redelivered." : "Nothing was stored.")
                 + " Let the batch consumer end the transaction.");
+    }
+
+    private TransactionOutbox newOutbox(Claim claim) {
+        return new TransactionOutbox(claim.tenant, executor.config().objectMapper(), executor.config().maxOutboxPayloadBytes(),
+                executor.traces());
+    }
+
+    /**
+     * Runs {@code claim}'s handler and, if it returns, stores its outcome with its events (inside its
+     * savepoint, where there is one, as the executor's completion writes them) or adds it to
+     * {@code completed}, whose outcomes one statement stores; decides it applied. Returns whether it
+     * published events.
+     */
+    private <M> boolean apply(Handle handle, Batch<M> batch, List<Claim> claimed, Claim claim, Handler<? super M> handler,
+                              TransactionOutbox outbox, List<Claim> completed) throws Exception {
+        handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
+        requireOpenTransaction(handle, batch, claimed, claim);
+        outbox.close();
+        boolean published = outbox.size() > 0;
+        if (published) {
+            storeWithEvents(handle.getConnection(), claim, outbox);
+        } else {
+            completed.add(claim);
+        }
+        batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+        return published;
+    }
+
+    /** Stores the outcome of every message in {@code completed} in one statement. */
+    private void complete(Connection connection, List<Claim> completed) {
+        if (!completed.isEmpty()) {
+            sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
+                    .text("resultType", applied.typeName()).integer("expected", completed.size()));
+        }
     }
 
     private void storeWithEvents(Connection connection, Claim claim, TransactionOutbox outbox) {
@@ -551,16 +777,18 @@ public final class IdempotentBatchConsumer {
             decisions[index] = delivery;
         }
 
-        void decideUndecided(Delivery delivery) {
-            for (Claim claim : claims.values()) {
+        void undecide(List<Claim> some) {
+            for (Claim claim : some) {
+                decisions[claim.index] = null;
+            }
+        }
+
+        void decideUndecided(List<Claim> some, Delivery delivery) {
+            for (Claim claim : some) {
                 if (decisions[claim.index] == null) {
                     decisions[claim.index] = delivery;
                 }
             }
-        }
-
-        String firstTenant() {
-            return claims.values().iterator().next().tenant;
         }
 
         List<Result<M>> results() {
@@ -583,6 +811,7 @@ public final class IdempotentBatchConsumer {
         private final PostgresIdempotentExecutor executor;
         private final String name;
         private int maxAttempts = IdempotentConsumer.DEFAULT_MAX_ATTEMPTS;
+        private Tracing tracing = Tracing.auto();
 
         private Builder(PostgresIdempotentExecutor executor, String name) {
             this.executor = executor;
@@ -592,6 +821,23 @@ public final class IdempotentBatchConsumer {
         /** Failed attempts of one message after which it is dead-lettered; 1 to {@value IdempotentConsumer#MAX_MAX_ATTEMPTS}. */
         public Builder maxAttempts(int maxAttempts) {
             this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * Whether and where calls make spans; default {@link Tracing#auto()}. With tracing on, each call
+         * of {@code consume} is one CONSUMER span named {@code process}, as the one-message consumer's
+         * but for the whole batch, as the messaging conventions have it for batches: a child of the
+         * current span, linked to the context each message carries, with
+         * {@code messaging.batch.message_count}, {@code idempotency.messages.<outcome>} counting the
+         * messages of each outcome ({@code first_run}, {@code replay}, ... as the one-message consumer's
+         * {@code idempotency.outcome}), that {@code idempotency.outcome} too when every message had the
+         * same, and the error type of the first failed message when one had
+         * {@code transient_failure} or {@code dead_letter}. The events handlers publish carry this
+         * span's context. Message ids, tenants and payloads are never attributes.
+         */
+        public Builder tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing");
             return this;
         }
 
@@ -607,7 +853,7 @@ public final class IdempotentBatchConsumer {
                 throw new IllegalArgumentException("maxAttempts must be between 1 and " + IdempotentConsumer.MAX_MAX_ATTEMPTS
                         + " (was " + maxAttempts + ")");
             }
-            return new IdempotentBatchConsumer(executor, name, maxAttempts);
+            return new IdempotentBatchConsumer(executor, name, maxAttempts, Traces.of(tracing));
         }
     }
 }

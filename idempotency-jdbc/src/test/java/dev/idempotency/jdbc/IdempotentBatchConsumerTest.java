@@ -178,9 +178,12 @@ class IdempotentBatchConsumerTest {
         assertEquals(Delivery.Outcome.FAILED_PERMANENTLY, outcomeOf(second, refused));
         assertEquals(Map.of(Delivery.Outcome.DUPLICATE, 7, Delivery.Outcome.DEAD_LETTER, 2,
                 Delivery.Outcome.FAILED_PERMANENTLY, 1), outcomes(second));
-        for (Message message : batch) {
+        for (int m = 0; m < batch.size(); m++) {
+            Message message = batch.get(m);
             boolean bad = message.id().equals(failing) || message.id().equals(poison);
-            assertEquals(bad ? 2 : 1, runs.get(message.id()).get(), message.id());
+            // The two ahead of the first failure ran in the rolled-back transaction, then again with savepoints;
+            // a failed message runs once per delivery.
+            assertEquals(bad || m < 2 ? 2 : 1, runs.get(message.id()).get(), message.id());
             boolean good = !bad && !message.id().equals(refused);
             assertEquals(good ? 1 : 0, shipments(message.id()), message.id());
         }
@@ -204,6 +207,92 @@ class IdempotentBatchConsumerTest {
         assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 20), outcomes(crashed));
         assertTrue(crashed.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
         assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "crashing");
+    }
+
+    /** The top-level transaction's id, the same in every savepoint of one transaction. */
+    private static long transactionId(PostgresTransaction tx) {
+        return tx.handle().createQuery("SELECT txid_current()").mapTo(Long.class).one();
+    }
+
+    @Test
+    void aBatchWhoseHandlersAllSucceedCommitsInOneTransaction() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 200);
+        Map<String, Long> transactionOf = new ConcurrentHashMap<>();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("whole", 5), batch, (tx, message) -> {
+            ship(tx, message);
+            transactionOf.put(message.id(), transactionId(tx));
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 200), outcomes(results));
+        assertEquals(1, transactionOf.values().stream().distinct().count());
+        batch.forEach(message -> assertEquals(1, shipments(message.id()), message.id()));
+    }
+
+    @Test
+    void afterAFailedHandlerTheBatchRunsAgainWithSavepointsInPartsOfAtMost64InTheBatchsOrder() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 200);
+        String failing = batch.get(10).id();
+        Map<String, Long> transactionOf = new ConcurrentHashMap<>();
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("parting", 5), batch, (tx, message) -> {
+            runs.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
+            ship(tx, message);
+            transactionOf.put(message.id(), transactionId(tx)); // the last run's: the one that committed
+            if (message.id().equals(failing)) {
+                throw new IllegalStateException("downstream lookup failed");
+            }
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 199, Delivery.Outcome.TRANSIENT_FAILURE, 1), outcomes(results));
+        assertEquals(1, runs.get(failing).get(), "the failed message is decided from its failure, not run again");
+        List<Long> transactions = batch.stream().filter(message -> !message.id().equals(failing))
+                .map(message -> transactionOf.get(message.id())).distinct().toList();
+        assertEquals(4, transactions.size(), "200 messages in parts of 64: 64, 64, 64 and 8");
+        assertEquals(transactions.stream().sorted().toList(), transactions, "the parts ran one after another, in order");
+        for (int m = 0; m < batch.size(); m++) {
+            String id = batch.get(m).id();
+            if (!id.equals(failing)) {
+                assertEquals(transactions.get(m / IdempotentBatchConsumer.MAX_MESSAGES_PER_TRANSACTION), transactionOf.get(id),
+                        "message " + m);
+            }
+            assertEquals(id.equals(failing) ? 0 : 1, shipments(id), "message " + m);
+        }
+    }
+
+    @Test
+    void aPartThatDoesNotCommitKeepsTheEarlierPartsAndRunsNoLaterOne() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 150);
+        String failing = batch.get(10).id(); // makes the batch run again in parts
+        String killer = batch.get(100).id(); // in the second part, 64 to 127
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consume(consumer("partfailing", 5), batch, (tx, message) -> {
+            runs.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
+            ship(tx, message);
+            if (message.id().equals(failing)) {
+                throw new IllegalStateException("downstream lookup failed");
+            }
+            if (message.id().equals(killer) && runs.get(failing) != null) {
+                tx.handle().createQuery("SELECT pg_terminate_backend(pg_backend_pid())").mapTo(Boolean.class).one();
+            }
+        });
+
+        for (int m = 128; m < batch.size(); m++) {
+            assertEquals(null, runs.get(batch.get(m).id()), "the third part never ran: message " + m);
+        }
+        for (int m = 0; m < batch.size(); m++) {
+            Delivery.Outcome expected = m < 64 && m != 10 ? Delivery.Outcome.APPLIED : Delivery.Outcome.TRANSIENT_FAILURE;
+            assertEquals(expected, results.get(m).delivery().outcome(), "message " + m);
+            assertEquals(m < 64 && m != 10 ? 1 : 0, shipments(batch.get(m).id()), "message " + m);
+        }
+        List<IdempotentBatchConsumer.Result<Message>> redelivered = consume(consumer("partfailing", 5), batch,
+                IdempotentBatchConsumerTest::ship);
+        assertEquals(Map.of(Delivery.Outcome.DUPLICATE, 63, Delivery.Outcome.APPLIED, 87), outcomes(redelivered));
     }
 
     @Test

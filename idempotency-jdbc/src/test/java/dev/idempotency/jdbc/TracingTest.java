@@ -212,6 +212,49 @@ class TracingTest {
     }
 
     @Test
+    void theBatchConsumersProcessSpanLinksEachMessagesTraceAndCountsEachOutcome() {
+        PostgresIdempotentExecutor executor = executor(Tracing.openTelemetry(sdk));
+        IdempotentBatchConsumer consumer = IdempotentBatchConsumer.builder(executor, "shipping").maxAttempts(1)
+                .tracing(Tracing.openTelemetry(sdk)).build();
+        Map<String, Map<String, String>> headers = Map.of(
+                "m-b1", Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+                "m-b2", Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+                "m-b3", Map.of());
+        IdempotentBatchConsumer.Handler<String> handler = (tx, id) -> {
+            tx.outbox().publish("shipments", "batch-" + id, Map.of("shipped", true));
+            if (id.equals("m-b3")) {
+                throw new IllegalStateException("poison");
+            }
+        };
+
+        consumer.consume(List.of("m-b1", "m-b2", "m-b3"), id -> id, id -> "t1", (id, name) -> headers.get(id).get(name), handler);
+        consumer.consume(List.of("m-b1", "m-b2"), id -> id, id -> "t1", (id, name) -> headers.get(id).get(name), handler);
+
+        List<SpanData> processes = spans.getFinishedSpanItems().stream().filter(s -> s.getName().equals("process")).toList();
+        assertEquals(2, processes.size(), "one span per batch");
+        SpanData first = processes.get(0);
+        assertEquals(SpanKind.CONSUMER, first.getKind());
+        assertFalse(first.getParentSpanContext().isValid(), "a batch continues no one message's trace");
+        assertEquals(List.of("00f067aa0ba902b7", "b7ad6b7169203331"),
+                first.getLinks().stream().map(link -> link.getSpanContext().getSpanId()).toList());
+        assertEquals(3L, first.getAttributes().get(AttributeKey.longKey("messaging.batch.message_count")));
+        assertEquals(2L, first.getAttributes().get(AttributeKey.longKey("idempotency.messages.first_run")));
+        assertEquals(1L, first.getAttributes().get(AttributeKey.longKey("idempotency.messages.dead_letter")));
+        assertNull(first.getAttributes().get(OUTCOME), "the messages had different outcomes");
+        assertEquals(IllegalStateException.class.getName(), first.getAttributes().get(AttributeKey.stringKey("error.type")));
+        SpanData second = processes.get(1);
+        assertEquals("replay", second.getAttributes().get(OUTCOME));
+        assertEquals(2L, second.getAttributes().get(AttributeKey.longKey("idempotency.messages.replay")));
+        assertEquals("shipping", second.getAttributes().get(AttributeKey.stringKey("messaging.consumer.group.name")));
+        assertNull(second.getAttributes().get(AttributeKey.stringKey("error.type")));
+        String stored = db.jdbi.withHandle(h -> h.createQuery("SELECT traceparent FROM " + db.schema.name()
+                + ".outbox_events WHERE partition_key = 'batch-m-b1'").mapTo(String.class).one());
+        assertEquals("00-" + first.getTraceId() + "-" + first.getSpanId() + "-" + first.getSpanContext().getTraceFlags().asHex(),
+                stored, "a handler's event carries the batch's span");
+        assertNoKeyOrTenantInAnyAttribute("m-b1", "t1");
+    }
+
+    @Test
     void aMessageWithoutTraceOrWithAMalformedOneStartsItsOwnTrace() {
         IdempotentConsumer<PostgresTransaction> consumer = IdempotentConsumer.builder(executor(Tracing.openTelemetry(sdk)),
                 "billing").tracing(Tracing.openTelemetry(sdk)).build();

@@ -118,8 +118,12 @@ public final class BenchmarkMain implements Callable<Integer> {
             description = "Events per second committed in the relay latency section (default: ${DEFAULT-VALUE}).")
     int latencyRate;
 
+    @Option(names = "--consumer-messages", defaultValue = "100000",
+            description = "Most messages a cell of section consumers consumes, timed (default: ${DEFAULT-VALUE}).")
+    int consumerMessages;
+
     @Option(names = "--nats-url", defaultValue = "nats://127.0.0.1:4222",
-            description = "NATS with JetStream for section 5 (default: ${DEFAULT-VALUE}).")
+            description = "NATS with JetStream for sections 5, brokers and consumers (default: ${DEFAULT-VALUE}).")
     String natsUrl;
 
     @Option(names = "--broker-events", defaultValue = "100000",
@@ -134,7 +138,7 @@ public final class BenchmarkMain implements Callable<Integer> {
     List<String> brokers;
 
     @Option(names = "--rabbitmq-url", defaultValue = "amqp://guest:guest@127.0.0.1:5672",
-            description = "RabbitMQ for section brokers (default: ${DEFAULT-VALUE}).")
+            description = "RabbitMQ for sections brokers and consumers (default: ${DEFAULT-VALUE}).")
     String rabbitMqUrl;
 
     @Option(names = "--caller-threads", defaultValue = "platform",
@@ -191,7 +195,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
                         .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
                         .latencyRate(latencyRate).natsUrl(natsUrl).brokerEvents(brokerEvents).rabbitMqUrl(rabbitMqUrl)
-                        .brokers(brokers).build())
+                        .brokers(brokers).consumerMessages(consumerMessages).build())
                 .build();
         boolean failed = false;
         List<ResultRow> rows = new ArrayList<>();

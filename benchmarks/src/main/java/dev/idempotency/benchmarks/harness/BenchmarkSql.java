@@ -90,6 +90,9 @@ public final class BenchmarkSql {
     /** Fresh statistics and visibility map after a fill, as the sweeper meets a table in steady state. */
     public static final String VACUUM_SWEPT_TABLES = "VACUUM (ANALYZE) <schema>.outbox_events, <schema>.idempotency_keys";
 
+    /** Payments after a consumers cell, to prove each message made one. */
+    public static final String COUNT_PAYMENTS = "SELECT count(*) FROM <schema>.payments";
+
     /** Keys left after a sweep cell, to prove it purged the old and kept the live. */
     public static final String COUNT_KEYS = "SELECT count(*) FROM <schema>.idempotency_keys";
 

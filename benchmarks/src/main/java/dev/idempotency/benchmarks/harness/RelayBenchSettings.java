@@ -4,8 +4,9 @@ import java.net.URI;
 import java.util.List;
 
 /**
- * Validated, immutable settings of the relay sections (5 to 7, 9 and 14): backlog sizes, how the relays are
- * tuned, the latency section's rate and where the brokers are. Invalid values fail at {@link Builder#build()}
+ * Validated, immutable settings of the relay sections (5 to 7, 9 and 14) and the consumers section (15):
+ * backlog sizes, how the relays are tuned, the latency section's rate, the consumers' messages per cell
+ * and where the brokers are. Invalid values fail at {@link Builder#build()}
  * with a message naming the setting.
  */
 public final class RelayBenchSettings {
@@ -26,6 +27,7 @@ public final class RelayBenchSettings {
     private final int brokerEvents;
     private final String rabbitMqUrl;
     private final List<String> brokers;
+    private final int consumerMessages;
 
     private RelayBenchSettings(Builder b) {
         this.events = b.events;
@@ -40,6 +42,7 @@ public final class RelayBenchSettings {
         this.brokerEvents = b.brokerEvents;
         this.rabbitMqUrl = b.rabbitMqUrl;
         this.brokers = List.copyOf(b.brokers);
+        this.consumerMessages = b.consumerMessages;
     }
 
     static Builder builder() {
@@ -106,6 +109,11 @@ public final class RelayBenchSettings {
         return brokers;
     }
 
+    /** The most messages a consumers cell consumes, timed (section 15). */
+    public int consumerMessages() {
+        return consumerMessages;
+    }
+
     /** Mutable builder for {@link RelayBenchSettings}, with the program's defaults. */
     static final class Builder {
         private int events = 1_000_000;
@@ -120,8 +128,14 @@ public final class RelayBenchSettings {
         private int brokerEvents = 100_000;
         private String rabbitMqUrl = "amqp://guest:guest@127.0.0.1:5672";
         private List<String> brokers = BROKERS;
+        private int consumerMessages = 100_000;
 
         private Builder() {
+        }
+
+        public Builder consumerMessages(int consumerMessages) {
+            this.consumerMessages = consumerMessages;
+            return this;
         }
 
         public Builder events(int events) {
@@ -193,6 +207,7 @@ public final class RelayBenchSettings {
             requireBetween("relayEventsPerKey", eventsPerKey, 1, batchSize);
             requireBetween("relayPartitions", partitions, 1, 4096);
             requireBetween("latencyRate", latencyRate, 1, 100_000);
+            requireBetween("consumerMessages", consumerMessages, 1, 10_000_000);
             URI nats;
             try {
                 nats = URI.create(natsUrl == null ? "" : natsUrl);

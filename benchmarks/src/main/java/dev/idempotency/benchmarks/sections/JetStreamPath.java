@@ -4,6 +4,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisher;
+import dev.idempotency.outbox.publisher.nats.NatsJetStreamPublisherConfig;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.Nats;
@@ -49,8 +50,8 @@ final class JetStreamPath implements BrokerPath {
         return new Destination() {
             @Override
             public Publisher relayPublisher() {
-                return NatsJetStreamPublisher.builder().servers(List.of(natsUrl)).subjectPrefix(stream.subjectPrefix())
-                        .connectionName("relaybench").build();
+                return new NatsJetStreamPublisher(NatsJetStreamPublisherConfig.builder().servers(List.of(natsUrl))
+                        .subjectPrefix(stream.subjectPrefix()).connectionName("relaybench").build());
             }
 
             @Override

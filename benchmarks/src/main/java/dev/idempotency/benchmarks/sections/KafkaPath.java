@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks.sections;
 import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.kafka.KafkaPublisher;
+import dev.idempotency.outbox.publisher.kafka.KafkaPublisherConfig;
 import dev.idempotency.testing.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -58,8 +59,8 @@ final class KafkaPath implements BrokerPath {
         return new Destination() {
             @Override
             public Publisher relayPublisher() {
-                return KafkaPublisher.builder().bootstrapServers(broker.bootstrapServers()).topicPrefix(prefix)
-                        .clientId("relaybench").build();
+                return new KafkaPublisher(KafkaPublisherConfig.builder().bootstrapServers(broker.bootstrapServers()).topicPrefix(prefix)
+                        .clientId("relaybench").build());
             }
 
             @Override

@@ -8,6 +8,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisher;
+import dev.idempotency.outbox.publisher.rabbitmq.RabbitMqPublisherConfig;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -72,8 +73,8 @@ final class RabbitMqPath implements BrokerPath {
             @Override
             public Publisher relayPublisher() {
                 String[] user = userInfo();
-                return RabbitMqPublisher.builder().host(url.getHost()).port(url.getPort() < 0 ? 5672 : url.getPort())
-                        .username(user[0]).password(user[1]).exchange(name).connectionName("relaybench").build();
+                return new RabbitMqPublisher(RabbitMqPublisherConfig.builder().host(url.getHost())
+                        .port(url.getPort() < 0 ? 5672 : url.getPort()).username(user[0]).password(user[1]).exchange(name).connectionName("relaybench").build());
             }
 
             @Override

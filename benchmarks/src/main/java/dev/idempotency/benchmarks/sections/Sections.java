@@ -22,7 +22,8 @@ public final class Sections {
             new ExecutorBehindPgBouncer(),
             new KeyLockTrigger(),
             new TracingCost(),
-            new RelayVsBrokerClient());
+            new RelayVsBrokerClient(),
+            new ConsumerThroughput());
 
     private Sections() {
     }

@@ -110,16 +110,8 @@ public final class IdempotentConsumer<TX extends IdempotentTransaction> {
         W3cContext message = W3cContext.lenient(headers.apply(W3cContext.TRACEPARENT), headers.apply(W3cContext.TRACESTATE));
         try (TracedSpan span = traces.startProcess(name, message)) {
             Delivery delivery = deliver(messageId, tenant, handler);
-            span.outcome(switch (delivery.outcome()) {
-                case APPLIED -> SpanOutcomes.FIRST_RUN;
-                case DUPLICATE -> SpanOutcomes.REPLAY;
-                case FAILED_PERMANENTLY -> SpanOutcomes.BUSINESS_FAILURE;
-                case IN_PROGRESS -> SpanOutcomes.IN_PROGRESS;
-                case TRANSIENT_FAILURE -> SpanOutcomes.TRANSIENT_FAILURE;
-                case INVALID -> SpanOutcomes.INVALID;
-                case DEAD_LETTER -> SpanOutcomes.DEAD_LETTER;
-            });
-            if (delivery.outcome() == Delivery.Outcome.TRANSIENT_FAILURE || delivery.outcome() == Delivery.Outcome.DEAD_LETTER) {
+            span.outcome(SpanOutcomes.of(delivery.outcome()));
+            if (SpanOutcomes.failed(delivery.outcome())) {
                 span.error(delivery.error().getClass().getName());
             }
             return delivery;

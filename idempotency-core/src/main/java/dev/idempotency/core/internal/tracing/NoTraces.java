@@ -23,6 +23,11 @@ enum NoTraces implements Traces {
     }
 
     @Override
+    public TracedSpan startBatchProcess(String consumer, List<W3cContext> messages) {
+        return TracedSpan.NONE;
+    }
+
+    @Override
     public TracedSpan startSend(String system, List<OutboxEvent> events) {
         return TracedSpan.NONE;
     }

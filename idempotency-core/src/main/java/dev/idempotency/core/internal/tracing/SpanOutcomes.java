@@ -5,6 +5,7 @@ import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.core.consumer.Delivery;
 
 /**
  * The values of {@code idempotency.outcome}, one vocabulary for the executor, the consumer and the
@@ -31,6 +32,24 @@ public final class SpanOutcomes {
     public static final String ERROR = "error";
 
     private SpanOutcomes() {
+    }
+
+    /** The outcome of a consumer's delivery. */
+    public static String of(Delivery.Outcome outcome) {
+        return switch (outcome) {
+            case APPLIED -> FIRST_RUN;
+            case DUPLICATE -> REPLAY;
+            case FAILED_PERMANENTLY -> BUSINESS_FAILURE;
+            case IN_PROGRESS -> IN_PROGRESS;
+            case TRANSIENT_FAILURE -> TRANSIENT_FAILURE;
+            case INVALID -> INVALID;
+            case DEAD_LETTER -> DEAD_LETTER;
+        };
+    }
+
+    /** Whether a delivery with {@code outcome} marks its span failed: the consumer's error outcomes. */
+    public static boolean failed(Delivery.Outcome outcome) {
+        return outcome == Delivery.Outcome.TRANSIENT_FAILURE || outcome == Delivery.Outcome.DEAD_LETTER;
     }
 
     /** The outcome a call that threw {@code e} had. */

@@ -16,12 +16,19 @@ public interface TracedSpan extends AutoCloseable {
         }
 
         @Override
+        public void messages(String outcome, long count) {
+        }
+
+        @Override
         public void close() {
         }
     };
 
     /** Sets {@code idempotency.outcome} ({@code first_run}, {@code replay}, {@code in_progress}, ...). */
     void outcome(String outcome);
+
+    /** Sets {@code idempotency.messages.<outcome>}: how many messages of a batch had {@code outcome}. */
+    void messages(String outcome, long count);
 
     /**
      * Marks the span failed, with {@code error.type} set to {@code errorType} (an exception's class name

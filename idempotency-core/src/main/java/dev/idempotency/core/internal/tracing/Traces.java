@@ -46,6 +46,16 @@ public interface Traces {
     TracedSpan startProcess(String consumer, W3cContext message);
 
     /**
+     * Starts the CONSUMER span of processing a batch of messages in one call, current until closed: a
+     * child of the current span (a batch has no one creation context to continue), linked to each
+     * message's, with {@code messaging.batch.message_count}, as the messaging conventions have it for batches.
+     *
+     * @param consumer the consumer's name ({@code messaging.consumer.group.name})
+     * @param messages the contexts the messages carried; nulls are skipped
+     */
+    TracedSpan startBatchProcess(String consumer, List<W3cContext> messages);
+
+    /**
      * Starts the PRODUCER span of one publish call of the relay, linked to each event's creation
      * context (the writer's, stored with it), with {@code messaging.system}, the destination when all
      * events share one, the message id of a single event and the count of a batch.

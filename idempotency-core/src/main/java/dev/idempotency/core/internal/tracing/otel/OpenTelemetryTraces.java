@@ -42,6 +42,8 @@ public final class OpenTelemetryTraces implements Traces {
     static final AttributeKey<String> MESSAGE_ID = AttributeKey.stringKey("messaging.message.id");
     static final AttributeKey<Long> BATCH_COUNT = AttributeKey.longKey("messaging.batch.message_count");
     static final AttributeKey<String> CONSUMER_GROUP = AttributeKey.stringKey("messaging.consumer.group.name");
+    /** Followed by an outcome: how many messages of a batch had it ({@code idempotency.messages.first_run}). */
+    static final String MESSAGES_PREFIX = "idempotency.messages.";
 
     private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
     private static final TextMapGetter<W3cContext> FROM_CONTEXT = new TextMapGetter<>() {
@@ -139,6 +141,20 @@ public final class OpenTelemetryTraces implements Traces {
     }
 
     @Override
+    public TracedSpan startBatchProcess(String consumer, List<W3cContext> messages) {
+        SpanBuilder builder = tracer().spanBuilder("process").setSpanKind(SpanKind.CONSUMER)
+                .setAttribute(OPERATION_NAME, "process").setAttribute(OPERATION_TYPE, "process")
+                .setAttribute(CONSUMER_GROUP, consumer).setAttribute(BATCH_COUNT, (long) messages.size());
+        for (W3cContext message : messages) {
+            SpanContext created = creationContext(message);
+            if (created != null) {
+                builder.addLink(created);
+            }
+        }
+        return start(builder);
+    }
+
+    @Override
     public TracedSpan startSend(String system, List<OutboxEvent> events) {
         String destination = events.isEmpty() ? null : events.get(0).topic();
         for (OutboxEvent event : events) {
@@ -186,6 +202,11 @@ public final class OpenTelemetryTraces implements Traces {
         @Override
         public void outcome(String outcome) {
             span.setAttribute(OUTCOME, outcome);
+        }
+
+        @Override
+        public void messages(String outcome, long count) {
+            span.setAttribute(MESSAGES_PREFIX + outcome, count);
         }
 
         @Override

@@ -1,0 +1,250 @@
+package dev.idempotency.benchmarks.sections;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.benchmarks.harness.BenchmarkRun;
+import dev.idempotency.benchmarks.harness.BenchmarkSql;
+import dev.idempotency.benchmarks.harness.ClientWindow;
+import dev.idempotency.benchmarks.harness.Measurement;
+import dev.idempotency.benchmarks.harness.ResultRow;
+import dev.idempotency.benchmarks.harness.Section;
+import dev.idempotency.benchmarks.harness.Targets;
+import dev.idempotency.benchmarks.harness.Warmup;
+import dev.idempotency.jdbc.IdempotentBatchConsumer;
+import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.HdrHistogram.Histogram;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * Section 15: consumers exactly once at broker speed (issue 38). For each broker's own batch API
+ * (JetStream pull fetch, RabbitMQ prefetch with one multiple ack, Kafka poll) and batch size,
+ * messages/s consumed exactly once by {@link IdempotentBatchConsumer} into one payment insert each and
+ * acknowledged after its commit, next to the same broker's raw consume-and-ack rate (the same messages
+ * in the same batches, acknowledged with no database) and to the same inserts alone in a transaction
+ * per batch; the three are measured in the same rounds. Targets at batch 100: at least 30,000
+ * messages/s, and at least 0.5 of raw.
+ */
+final class ConsumerThroughput implements Section {
+    static final int[] BATCHES = {1, 10, 100, 500};
+    static final int TARGET_BATCH = 100;
+    static final double FLOOR = 30_000;
+    static final double RATIO_FLOOR = 0.5;
+    /** Messages of a cell: 2,000 batches, at most --consumer-messages. */
+    private static final int BATCHES_PER_CELL = 2_000;
+    /** How long a cell waits for messages its destination holds before it fails. */
+    private static final Duration STALL = Duration.ofSeconds(30);
+
+    static final String TITLE = "15 consumers exactly once";
+    /** The database's part alone, the same for each broker: measured once per batch size in a run. */
+    static final String BARE_INSERTS_CELL = "payment inserts, one bare transaction per batch";
+
+    @Override
+    public String name() {
+        return "consumers";
+    }
+
+    @Override
+    public String title() {
+        return TITLE;
+    }
+
+    /** Needs NATS and RabbitMQ, and starts Kafka in this JVM: runs when named. */
+    @Override
+    public boolean runsByDefault() {
+        return false;
+    }
+
+    @Override
+    public List<ResultRow> run(BenchmarkRun run) throws Exception {
+        List<ResultRow> rows = new ArrayList<>();
+        try (ConsumerBroker jetStream = JetStreamConsumerBroker.connect(run.settings().relay().natsUrl())) {
+            rows.addAll(rows(run, jetStream));
+        }
+        try (ConsumerBroker rabbitMq = RabbitMqConsumerBroker.connect(run.settings().relay().rabbitMqUrl())) {
+            rows.addAll(rows(run, rabbitMq));
+        }
+        try (ConsumerBroker kafka = KafkaConsumerBroker.start()) {
+            rows.addAll(rows(run, kafka));
+        }
+        run.note("Section 15: callers = batch size. Each cell fills a destination of its own, not timed (a JetStream "
+                + "stream in memory storage; a RabbitMQ queue, prefetch = batch; a one-partition Kafka topic on "
+                + "test-support's single-node KafkaTestBroker, in this JVM where Docker is missing), then consumes "
+                + "min(--consumer-messages, " + BATCHES_PER_CELL + " x batch) messages after its warm-up, timed from the "
+                + "first batch fetched to the last acknowledged. Exactly once: IdempotentBatchConsumer (pool of 1, the "
+                + "library's defaults) inserting one payment per message through tx.handle(), then the acks; raw: the "
+                + "same fetch and acks, no database; bare inserts: the same payment inserts through a Jdbi handle, one "
+                + "transaction per batch, no broker nor consumer (the database's own rate for this work). p50/p99: one "
+                + "batch, fetch to ack. Acks: JetStream ack() per message; RabbitMQ one basicAck(lastTag, multiple) per "
+                + "batch; Kafka commitSync after each batch. Client CPU for an in-JVM Kafka includes the broker's.");
+        return rows;
+    }
+
+    private static List<ResultRow> rows(BenchmarkRun run, ConsumerBroker broker) throws Exception {
+        List<ResultRow> rows = new ArrayList<>();
+        int setting = run.settings().relay().consumerMessages();
+        for (int batch : BATCHES) {
+            int messages = Math.min(setting, BATCHES_PER_CELL * batch);
+            List<Measurement> cells = run.interleaved(List.of(
+                    new BenchmarkRun.Cell(broker.label() + ", exactly once into payments", batch,
+                            () -> exactlyOnce(run, broker, batch, messages)),
+                    new BenchmarkRun.Cell(broker.label() + ", raw consume and ack", batch,
+                            () -> raw(run, broker, batch, messages)),
+                    new BenchmarkRun.Cell(BARE_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages))));
+            Measurement ours = cells.get(0);
+            Measurement raw = cells.get(1);
+            Measurement bare = cells.get(2);
+            double ratio = Targets.ratio(ours.opsPerSecond(), raw.opsPerSecond());
+            String target = batch != TARGET_BATCH ? "reported" : Targets.verdict(ours.opsPerSecond() >= FLOOR
+                    && ratio >= RATIO_FLOOR, String.format(Locale.ROOT, ">= %.0f msg/s and >= %.1f of raw", FLOOR, RATIO_FLOOR));
+            rows.add(ResultRow.of(TITLE, broker.label() + ": " + messages
+                    + " messages exactly once into payments", batch, ours)
+                    .compared("ours/raw msg/s " + Targets.format(ratio) + ", ours/bare inserts "
+                            + Targets.format(Targets.ratio(ours.opsPerSecond(), bare.opsPerSecond()))).target(target));
+            rows.add(ResultRow.of(TITLE, broker.label() + ": " + messages + " messages, raw consume and ack",
+                    batch, raw));
+            rows.add(ResultRow.of(TITLE, "the same " + messages + " payment inserts, a transaction per "
+                    + "batch, no broker, no consumer", batch, bare));
+        }
+        return rows;
+    }
+
+    private static Measurement exactlyOnce(BenchmarkRun run, ConsumerBroker broker, int batch, int messages) throws Exception {
+        try (HikariDataSource pool = run.database().pool("consumers", 1)) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(run.executorConfig()).build();
+            IdempotentBatchConsumer consumer = IdempotentBatchConsumer.builder(executor, "bench-consumer").build();
+            String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+            String[] firstError = new String[1];
+            long[] consumed = new long[1];
+            Measurement m = measure(run, broker, "exactly once", batch, messages, (source, received) -> {
+                List<IdempotentBatchConsumer.Result<ConsumerBroker.Received>> results = consumer.consume(received,
+                        ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
+                        (tx, message) -> tx.handle().createUpdate(insert).bind("tenant", message.tenant())
+                                .bind("amount", message.amount()).execute());
+                // Committed: now the acks. Each message here is new, so anything but APPLIED is an error.
+                long errors = 0;
+                for (IdempotentBatchConsumer.Result<ConsumerBroker.Received> result : results) {
+                    if (result.delivery().outcome() != dev.idempotency.core.consumer.Delivery.Outcome.APPLIED) {
+                        errors++;
+                        if (firstError[0] == null) {
+                            firstError[0] = result.delivery().outcome() + ": " + result.delivery().error();
+                        }
+                    }
+                }
+                source.acknowledge(received);
+                consumed[0] += received.size();
+                return errors;
+            });
+            long payments = Jdbi.create(pool).withHandle(h -> h.createQuery(
+                    BenchmarkSql.render(BenchmarkSql.COUNT_PAYMENTS, run.database().schema())).mapTo(Long.class).one());
+            if (payments != consumed[0]) {
+                // Exactly once means one payment per message consumed, warm-up included.
+                return new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(), m.p99Millis(), m.client(),
+                        m.errors() + Math.abs(payments - consumed[0]), "payments " + payments + " for " + consumed[0] + " messages");
+            }
+            return firstError[0] == null ? m : new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(),
+                    m.p99Millis(), m.client(), m.errors(), firstError[0]);
+        }
+    }
+
+    /** The business inserts alone: a Jdbi transaction per batch (as the consumer's handlers write them), no broker. */
+    private static Measurement bareInserts(BenchmarkRun run, int batch, int messages) {
+        try (HikariDataSource pool = run.database().pool("consumers-bare", 1)) {
+            Jdbi jdbi = PaymentCalls.jdbi(pool); // with the PostgreSQL plugin, as the executor's
+            String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+            Warmup warmup = run.warmup(BARE_INSERTS_CELL);
+            long warmEnd = System.nanoTime() + warmup.least().toNanos();
+            while (System.nanoTime() < warmEnd) {
+                insertBatch(jdbi, insert, batch);
+            }
+            Histogram latencies = Measurement.newLatencyHistogram();
+            ClientWindow client = ClientWindow.start();
+            long started = System.nanoTime();
+            long done = 0;
+            while (done < messages) {
+                long batchStart = System.nanoTime();
+                insertBatch(jdbi, insert, batch);
+                latencies.recordValue(Math.max(1_000, System.nanoTime() - batchStart));
+                done += batch;
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
+            return new Measurement(done, done / seconds, latencies.getValueAtPercentile(50) / 1e6,
+                    latencies.getValueAtPercentile(99) / 1e6, client.perOperation(done), 0, null);
+        }
+    }
+
+    private static void insertBatch(Jdbi jdbi, String insert, int batch) {
+        jdbi.useTransaction(h -> {
+            for (int m = 0; m < batch; m++) {
+                h.createUpdate(insert).bind("tenant", ConsumerBroker.TENANT).bind("amount", 100 + m).execute();
+            }
+        });
+    }
+
+    private static Measurement raw(BenchmarkRun run, ConsumerBroker broker, int batch, int messages) throws Exception {
+        return measure(run, broker, "raw", batch, messages, (source, received) -> {
+            source.acknowledge(received);
+            return 0;
+        });
+    }
+
+    /** One batch's work on a source: process, then acknowledge; returns its errors. */
+    @FunctionalInterface
+    private interface Work {
+        long apply(ConsumerBroker.Batches source, List<ConsumerBroker.Received> batch) throws Exception;
+    }
+
+    /**
+     * Fills a destination with the cell's messages and, when the cell warms up, as many again; consumes
+     * for the warm-up (untimed), then {@code messages} timed, from the first batch fetched to the last
+     * acknowledgement's arrival.
+     */
+    private static Measurement measure(BenchmarkRun run, ConsumerBroker broker, String mode, int batch, int messages,
+                                       Work work) throws Exception {
+        Warmup warmup = run.warmup("consumers " + broker.label() + " " + mode);
+        int extra = warmup.least().isZero() ? 0 : messages;
+        try (ConsumerBroker.Batches source = broker.fill(messages + extra, batch)) {
+            long warmEnd = System.nanoTime() + warmup.least().toNanos();
+            int warmed = 0;
+            while (warmed + batch <= extra && System.nanoTime() < warmEnd) {
+                List<ConsumerBroker.Received> received = source.next();
+                if (!received.isEmpty()) {
+                    work.apply(source, received);
+                    warmed += received.size();
+                }
+            }
+            Histogram latencies = Measurement.newLatencyHistogram();
+            long errors = 0;
+            long seen = 0;
+            long started = 0;
+            ClientWindow client = null;
+            long lastReceived = System.nanoTime();
+            while (seen < messages) {
+                List<ConsumerBroker.Received> received = source.next();
+                long fetched = System.nanoTime();
+                if (received.isEmpty()) {
+                    // A consumer's first fetch can take a while (Kafka's metadata and offsets); only a long silence fails.
+                    if (fetched - lastReceived > STALL.toNanos()) {
+                        throw new IllegalStateException(broker.label() + " handed out no message for " + STALL.toSeconds()
+                                + " s after " + seen + " of " + messages);
+                    }
+                    continue;
+                }
+                lastReceived = fetched;
+                if (seen == 0) {
+                    started = fetched;
+                    client = ClientWindow.start();
+                }
+                errors += work.apply(source, received);
+                latencies.recordValue(Math.max(1_000, System.nanoTime() - fetched));
+                seen += received.size();
+            }
+            source.awaitAcknowledgements();
+            double seconds = (System.nanoTime() - started) / 1e9;
+            return new Measurement(seen, seen / seconds, latencies.getValueAtPercentile(50) / 1e6,
+                    latencies.getValueAtPercentile(99) / 1e6, client.perOperation(seen), errors, null);
+        }
+    }
+}
