@@ -17,6 +17,7 @@ import dev.idempotency.core.LeaseRequest;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.db.IdempotencyMigrations;
 import dev.idempotency.jdbc.PostgresIdempotentExecutor;
+import dev.idempotency.testing.Await;
 import dev.idempotency.testing.Brokers;
 import dev.idempotency.testing.DeadLetterRows;
 import dev.idempotency.testing.MigratedSchema;
@@ -38,7 +39,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -215,12 +215,12 @@ class ConsoleBrowserTest {
                 // The external step overruns its lease: the completion finds it lost, and whether the charge went
                 // through is unknown.
                 assertThrows(LeaseLostException.class, () -> executor.runWithLease(request, lease -> {
-                    await("the lease on " + key + " ran out", () -> jdbi.withHandle(h -> h.createQuery(
+                    Await.until("the lease on " + key + " ran out", () -> jdbi.withHandle(h -> h.createQuery(
                             "SELECT lease_expires_at <= now() FROM idempotency_keys WHERE idempotency_key = :key")
                             .bind("key", key).mapTo(Boolean.class).one()));
                     return "ch_unconfirmed";
                 }, (tx, charge) -> charge));
-                await("the sweeper recorded " + key + " as an unknown outcome", () -> jdbi.withHandle(h -> h.createQuery(
+                Await.until("the sweeper recorded " + key + " as an unknown outcome", () -> jdbi.withHandle(h -> h.createQuery(
                         "SELECT failure ->> 'code' = 'lease_expired' FROM idempotency_keys WHERE idempotency_key = :key")
                         .bind("key", key).mapTo(Boolean.class).findOne().orElse(false)));
 
@@ -333,7 +333,7 @@ class ConsoleBrowserTest {
                         }
                     }
                 });
-                await("the relay recorded what it published in two minutes, and the sweeper its runs", Duration.ofSeconds(100),
+                Await.until("the relay recorded what it published in two minutes, and the sweeper its runs", Duration.ofSeconds(100),
                         () -> jdbi.withHandle(h -> h.createQuery("SELECT (SELECT count(DISTINCT date_trunc('minute', bucket_start))"
                                 + " FROM outbox_relay_stats WHERE instance_id = 'relay-history-1') >= 2"
                                 + " AND EXISTS (SELECT 1 FROM sweeper_runs)").mapTo(Boolean.class).one()));
@@ -424,35 +424,15 @@ class ConsoleBrowserTest {
         }
     }
 
-    /** Waits up to 30 s for {@code condition}, checking it every 50 ms. */
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        await(what, Duration.ofSeconds(30), condition);
-    }
-
-    /** Waits up to {@code timeout} for {@code condition}, checking it every 50 ms. */
-    private static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting until " + what);
-            }
-            Thread.sleep(50);
-        }
-    }
-
-    private static Map<String, Object> awaitDeadLetter(Jdbi jdbi) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            List<Map<String, Object>> dead = jdbi.withHandle(h -> h.createQuery(
-                    "SELECT event_id, message_id FROM outbox_retries WHERE status = 'dead'").mapToMap().list());
-            if (!dead.isEmpty()) {
-                assertEquals(1, dead.size());
-                assertNotNull(dead.get(0).get("message_id"));
-                return dead.get(0);
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("the relay did not dead-letter the event RabbitMQ could not route");
+    private static Map<String, Object> awaitDeadLetter(Jdbi jdbi) {
+        Await.until("the relay dead-letters the event RabbitMQ could not route", Duration.ofSeconds(60),
+                () -> jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_retries WHERE status = 'dead'")
+                        .mapTo(Long.class).one()) > 0);
+        List<Map<String, Object>> dead = jdbi.withHandle(h -> h.createQuery(
+                "SELECT event_id, message_id FROM outbox_retries WHERE status = 'dead'").mapToMap().list());
+        assertEquals(1, dead.size());
+        assertNotNull(dead.get(0).get("message_id"));
+        return dead.get(0);
     }
 
     private static Process start(TestSchema schema, StringBuffer output, String... args) throws IOException {
