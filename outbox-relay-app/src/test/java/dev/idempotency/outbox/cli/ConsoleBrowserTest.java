@@ -51,6 +51,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -127,20 +128,19 @@ class ConsoleBrowserTest {
                 assertTrue(browser.findElement(By.id("relays")).getText().contains("relay-console-1"),
                         browser.findElement(By.id("relays")).getText());
 
-                browser.findElement(By.linkText("Dead letters")).click();
+                clickAndAwaitNextPage(By.linkText("Dead letters"));
                 String row = browser.findElement(By.id("dead-letters")).getText();
                 assertTrue(row.contains(topic) && row.contains("unroutable"), row);
-                browser.findElement(By.linkText(Long.toString(id))).click();
+                clickAndAwaitNextPage(By.linkText(Long.toString(id)));
                 assertTrue(browser.findElement(By.id("dead-letter")).getText().contains(dead.get("message_id").toString()));
                 assertFalse(browser.getPageSource().contains("4111-secret-7"), "no payload before the reveal");
-                browser.findElement(By.id("reveal-payload")).click();
+                clickAndAwaitNextPage(By.id("reveal-payload"));
                 assertTrue(browser.findElement(By.id("payload")).getText().contains("4111-secret-7"));
 
                 try (Connection rabbit = rabbitMq(); Channel channel = rabbit.createChannel()) {
                     channel.queueDeclare(topic, false, false, true, null);
-                    browser.findElement(By.id("requeue")).click();
-                    assertEquals("Requeued dead letter " + id + ": the relay publishes it again.",
-                            browser.findElement(By.id("notice")).getText());
+                    clickAndAwaitNextPage(By.id("requeue"));
+                    awaitText(By.id("notice"), "Requeued dead letter " + id + ": the relay publishes it again.");
 
                     GetResponse message = awaitMessage(channel, topic);
                     assertEquals(dead.get("message_id").toString(), message.getProps().getMessageId());
@@ -175,17 +175,17 @@ class ConsoleBrowserTest {
 
                 browser.get(console + "/dead-letters");
                 browser.findElement(By.id("filter-topic")).sendKeys(topic);
-                browser.findElement(By.id("apply-filter")).click();
-                assertEquals("1 dead letter matches.", browser.findElement(By.id("dead-letter-count")).getText());
+                clickAndAwaitNextPage(By.id("apply-filter"));
+                awaitText(By.id("dead-letter-count"), "1 dead letter matches.");
                 String row = browser.findElement(By.id("dead-letters")).getText();
                 assertTrue(row.contains(topic) && row.contains("unroutable") && !row.contains("another-topic"), row);
                 browser.findElement(By.id("select-" + id)).click();
-                browser.findElement(By.id("delete-selected")).click();
-                assertEquals(Long.toString(id), browser.findElement(By.id("confirm-ids")).getText());
+                clickAndAwaitNextPage(By.id("delete-selected"));
+                awaitText(By.id("confirm-ids"), Long.toString(id));
                 assertEquals("dead", DeadLetterRows.status(schema.dataSource(), id), "nothing deleted before the confirmation");
-                browser.findElement(By.id("confirm-selected")).click();
+                clickAndAwaitNextPage(By.id("confirm-selected"));
 
-                assertEquals("Deleted 1 dead letters for good.", browser.findElement(By.id("notice")).getText());
+                awaitText(By.id("notice"), "Deleted 1 dead letters for good.");
                 assertNull(DeadLetterRows.status(schema.dataSource(), id));
                 assertEquals("dead", DeadLetterRows.status(schema.dataSource(), id + 1000), "the other dead letter stays");
                 String log = output.toString();
@@ -225,18 +225,16 @@ class ConsoleBrowserTest {
                         .bind("key", key).mapTo(Boolean.class).findOne().orElse(false)));
 
                 browser.get(console + "/unknown-outcomes");
-                browser.findElement(By.linkText(key)).click();
-                assertEquals("unknown outcome (lease_expired): waiting for an operator",
-                        browser.findElement(By.id("key-state")).getText());
+                clickAndAwaitNextPage(By.linkText(key));
+                awaitText(By.id("key-state"), "unknown outcome (lease_expired): waiting for an operator");
                 browser.findElement(By.id("resolve-result")).sendKeys("\"ch_found_at_provider\"");
                 browser.findElement(By.id("resolve-completed-note")).sendKeys("charge seen in the provider's dashboard");
-                browser.findElement(By.id("resolve-completed")).click();
+                clickAndAwaitNextPage(By.id("resolve-completed"));
 
-                assertEquals("Resolved as succeeded: replays return the result given.",
-                        browser.findElement(By.id("notice")).getText());
+                awaitText(By.id("notice"), "Resolved as succeeded: replays return the result given.");
                 assertEquals("completed", browser.findElement(By.id("key-state")).getText());
                 assertFalse(browser.getPageSource().contains("ch_found_at_provider"), "no result before the reveal");
-                browser.findElement(By.id("reveal-stored")).click();
+                clickAndAwaitNextPage(By.id("reveal-stored"));
                 assertEquals("\"ch_found_at_provider\"", browser.findElement(By.id("stored-result")).getText());
                 browser.get(console + "/unknown-outcomes");
                 assertTrue(browser.findElements(By.linkText(key)).isEmpty(), "no longer waiting for an operator");
@@ -264,7 +262,7 @@ class ConsoleBrowserTest {
             browser.get(console + "/dead-letters");
             assertTrue(browser.findElements(By.id("requeue-all")).isEmpty(), "no requeue-all link");
             assertEquals("read-only", browser.findElement(By.className("badge")).getText());
-            browser.findElement(By.linkText("201")).click();
+            clickAndAwaitNextPage(By.linkText("201"));
             assertTrue(browser.findElements(By.id("requeue")).isEmpty(), "no requeue button");
             String token = browser.findElement(By.name("csrf")).getAttribute("value");
 
@@ -281,15 +279,15 @@ class ConsoleBrowserTest {
             String console = "http://127.0.0.1:" + server.port() + "/console";
 
             browser.get(console + "/dead-letters");
-            browser.findElement(By.id("requeue-all")).click();
+            clickAndAwaitNextPage(By.id("requeue-all"));
             assertEquals("dead", DeadLetterRows.status(db.dataSource(), 301), "nothing requeued before the confirmation");
             String token = browser.findElement(By.name("csrf")).getAttribute("value");
             assertEquals(400, ConsoleFixture.post(console + "/dead-letters/requeue-all", null, "csrf=" + token)
                     .statusCode(), "a POST without the confirmation");
-            browser.findElement(By.id("confirm-requeue-all")).click();
+            clickAndAwaitNextPage(By.id("confirm-requeue-all"));
 
-            assertTrue(browser.findElement(By.id("notice")).getText().matches("Requeued \\d+ dead letters\\."),
-                    browser.findElement(By.id("notice")).getText());
+            Await.until("the notice of the requeue", Duration.ofSeconds(20), () -> browser.findElements(By.id("notice"))
+                    .stream().anyMatch(notice -> notice.getText().matches("Requeued \\d+ dead letters\\.")));
             assertEquals("pending", DeadLetterRows.status(db.dataSource(), 301));
             assertEquals("pending", DeadLetterRows.status(db.dataSource(), 302));
         }
@@ -371,6 +369,29 @@ class ConsoleBrowserTest {
                     .mapTo(Long.class).one());
             assertEquals(published, counted, "after a graceful stop, every event published is counted once");
         }
+    }
+
+    /**
+     * Clicks what {@code selector} finds and waits until the browser has left the page: the click returns
+     * before the navigation it starts is done, and a lookup right after it could read the old page.
+     */
+    private static void clickAndAwaitNextPage(By selector) {
+        WebElement page = browser.findElement(By.tagName("html"));
+        browser.findElement(selector).click();
+        Await.until("the page after clicking " + selector, Duration.ofSeconds(20), () -> {
+            try {
+                page.isEnabled();
+                return false;
+            } catch (StaleElementReferenceException left) {
+                return true;
+            }
+        });
+    }
+
+    /** Waits until the page shows {@code expected} in {@code selector}: a click's navigation may still be under way. */
+    private static void awaitText(By selector, String expected) {
+        Await.until(selector + " reads '" + expected + "'", Duration.ofSeconds(20), () -> browser.findElements(selector)
+                .stream().anyMatch(element -> expected.equals(element.getText())));
     }
 
     private static WebElement awaitElement(By selector) throws InterruptedException {
