@@ -39,6 +39,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -394,16 +395,9 @@ class ConsoleBrowserTest {
                 .stream().anyMatch(element -> expected.equals(element.getText())));
     }
 
-    private static WebElement awaitElement(By selector) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline) {
-            List<WebElement> found = browser.findElements(selector);
-            if (!found.isEmpty()) {
-                return found.get(0);
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no " + selector + " in the page:\n" + browser.getPageSource());
+    private static WebElement awaitElement(By selector) {
+        Await.until(selector + " in the page", Duration.ofSeconds(20), () -> !browser.findElements(selector).isEmpty());
+        return browser.findElement(selector);
     }
 
     /**
@@ -426,16 +420,13 @@ class ConsoleBrowserTest {
         return factory.newConnection("console-browser-test");
     }
 
-    private static GetResponse awaitMessage(Channel channel, String queue) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            GetResponse response = channel.basicGet(queue, true);
-            if (response != null) {
-                return response;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("the requeued event never reached RabbitMQ queue " + queue);
+    private static GetResponse awaitMessage(Channel channel, String queue) {
+        AtomicReference<GetResponse> received = new AtomicReference<>();
+        Await.until("the requeued event reaches RabbitMQ queue " + queue, Duration.ofSeconds(30), () -> {
+            received.set(channel.basicGet(queue, true));
+            return received.get() != null;
+        });
+        return received.get();
     }
 
     private static void stop(Process relay) throws InterruptedException {
@@ -470,18 +461,13 @@ class ConsoleBrowserTest {
         return process;
     }
 
-    private static String awaitConsoleUrl(Process process, StringBuffer output) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            Matcher matcher = CONSOLE_URL.matcher(output);
-            if (matcher.find()) {
-                return matcher.group(1);
-            }
-            if (!process.isAlive()) {
-                break;
-            }
-            Thread.sleep(50);
+    private static String awaitConsoleUrl(Process process, StringBuffer output) {
+        Await.until("the relay serves the console or ends", Duration.ofSeconds(60),
+                () -> CONSOLE_URL.matcher(output).find() || !process.isAlive());
+        Matcher matcher = CONSOLE_URL.matcher(output);
+        if (!matcher.find()) {
+            throw new AssertionError("the relay did not serve the console:\n" + output);
         }
-        throw new AssertionError("the relay did not serve the console:\n" + output);
+        return matcher.group(1);
     }
 }
