@@ -282,9 +282,17 @@ final class RelaySql {
      * OutboxPositions}): with most of a generation to read, a sequential scan is the faster plan.
      * set_config(..., true) rather than SET LOCAL: the two statements travel in one flush with one Sync,
      * so they share one implicit transaction, which SET LOCAL would warn about (and set all the same); the
-     * setting ends with it. Its result, one row, is the first of the string's two. Locks: none.
+     * setting ends with it. Its result, one row, is the first of the string's two.
+     *
+     * <p>JIT compilation goes off with it, for the same transaction: with sequential scans off, a table
+     * the planner can only scan (the one-row outbox_relay_server that V7's outbox_require_server reads, the
+     * gate of every read) costs 10^10, past jit_above_cost and the inline and optimize thresholds, so
+     * PostgreSQL JIT-compiled that one-row lookup with LLVM at each execution: 25 to 45 ms of the relay's
+     * backend CPU per read instead of about 1 ms, most of what the relay cost writers beside it (issue
+     * 38). PL/pgSQL caches the function's plan with that decision, so the first read on a connection
+     * decided it for every later statement there. Locks: none.
      */
-    static final String INDEX_READS = "SELECT set_config('enable_seqscan', 'off', true)";
+    static final String INDEX_READS = "SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)";
 
     /**
      * The positions of the given partitions, as stored.

@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -197,8 +198,44 @@ class SnapshotReadPathTest {
     }
 
     @Test
+    void theRelaysIndexReadsPlanNothingForJitCompilation() throws Exception {
+        // The one-row lookup of V7's server gate, which every read runs: with sequential scans off it costs
+        // 10^10, and PostgreSQL JIT-compiled it at each read (tens of milliseconds of the backend's CPU).
+        String gateLookup = "EXPLAIN SELECT 1 FROM \"" + outbox.schema() + "\".outbox_relay_server"
+                + " WHERE token = '00000000-0000-0000-0000-000000000000' AND postmaster_started_at = pg_postmaster_start_time()";
+        try (Connection c = outbox.dataSource().getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET LOCAL jit = on");
+            s.execute("SELECT set_config('enable_seqscan', 'off', true)");
+            Assumptions.assumeTrue(plan(s, gateLookup).contains("JIT:"),
+                    "this PostgreSQL JIT-compiles nothing (built without LLVM): nothing to show");
+            s.execute(RelaySql.INDEX_READS);
+            String plan = plan(s, gateLookup);
+            c.rollback();
+
+            assertFalse(plan.contains("JIT:"), "the gate's lookup planned after RelaySql.INDEX_READS:\n" + plan);
+        }
+    }
+
+    private static String plan(Statement s, String explain) throws SQLException {
+        StringBuilder plan = new StringBuilder();
+        try (ResultSet rs = s.executeQuery(explain)) {
+            while (rs.next()) {
+                plan.append(rs.getString(1)).append('\n');
+            }
+        }
+        return plan.toString();
+    }
+
+    @Test
     void theRelaysIndexReadsLeaveItsPooledConnectionsWithTheirOwnSettings() throws Exception {
         outbox.insertMany("t", "orders", "k", 30);
+        String jit;
+        try (Connection c = outbox.dataSource().getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SHOW jit")) {
+            rs.next();
+            jit = rs.getString(1);
+        }
         // Two connections: the relay's most; every one of them has served its reads when it stops.
         try (HikariDataSource pool = outbox.newPool(2)) {
             try (OutboxRelay relay = OutboxRelay.builder(pool, publisher).config(outbox.config("a").batchSize(10).build()).build()) {
@@ -209,9 +246,11 @@ class SnapshotReadPathTest {
             }
             try (Connection first = pool.getConnection(); Connection second = pool.getConnection()) {
                 for (Connection connection : List.of(first, second)) {
-                    try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery("SHOW enable_seqscan")) {
+                    try (Statement s = connection.createStatement();
+                         ResultSet rs = s.executeQuery("SELECT current_setting('enable_seqscan'), current_setting('jit')")) {
                         rs.next();
                         assertEquals("on", rs.getString(1), "enable_seqscan on a connection the relay read with");
+                        assertEquals(jit, rs.getString(2), "jit on a connection the relay read with, as the server set it");
                     }
                 }
             }
