@@ -95,7 +95,10 @@ final class DuplicateStorm implements Section {
         run.note("Section 4: the winner's callback holds until every caller has started its call; "
                 + "p50/p99 are of the last duplicate's return after the winner's return, per round; "
                 + "a duplicate that returns before the winner's thread records its own return counts as 0. Duplicates "
-                + "in the winner's executor wait for it in process; those of other executors wait on the key row in PostgreSQL.");
+                + "in the winner's executor wait for it in process; those of other executors wait on the key row in PostgreSQL. "
+                + "Callers (--storm-callers, up to 200) beyond the connections PostgreSQL has free (max_connections less those "
+                + "in use, less " + SPARE_CONNECTIONS + ") share the pools, as a service's request threads share a pool smaller "
+                + "than their number: the row then names the connections, and the duplicates without one wait in the pool first.");
         return rows;
     }
 
