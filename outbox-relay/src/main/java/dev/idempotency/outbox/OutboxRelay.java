@@ -279,6 +279,11 @@ public final class OutboxRelay implements AutoCloseable {
         return leases.held();
     }
 
+    /** How many pages this relay published as read ahead while it published the page before them (for tests). */
+    long pagesReadAhead() {
+        return dispatcher.pagesReadAhead();
+    }
+
     /**
      * Stops at once, as a crash would: threads are interrupted, nothing more is published, released
      * or deregistered, and the leases lapse after the lease duration. For tests of failover.
@@ -313,6 +318,14 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     private void work() {
+        try {
+            workUntilStopped();
+        } finally {
+            dispatcher.close();
+        }
+    }
+
+    private void workUntilStopped() {
         int failures = 0;
         while (!stopping && !halted) {
             try {
