@@ -27,6 +27,10 @@ import org.slf4j.LoggerFactory;
  * has a pending retry; other keys go on, and the page's position passes them all. A rejected, out of
  * attempts or undecodable event is dead-lettered and its key goes on.
  *
+ * <p>While a page is published, the page after it is read ahead ({@link NextPageReader}); it is taken
+ * next only if this page settled whole under the same leases, and the keys this page moved to
+ * outbox_retries are held back in it, since it was read before they got there.
+ *
  * <p>An UNAVAILABLE result (the broker cannot be reached) is not an attempt: its event and the rest
  * of the page stay unsettled (the position stops before them), the cycle ends after that wave, and
  * {@link PublisherOutage} makes the relay pause as a whole. So does a lease no longer safe to publish
