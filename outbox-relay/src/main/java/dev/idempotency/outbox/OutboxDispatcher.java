@@ -123,7 +123,9 @@ final class OutboxDispatcher {
         // A batch under way whose last page was full but had nothing after it: close it, read on.
         for (int i = 0; i < MAX_EMPTY_PAGES && page.events().isEmpty() && page.continuation(); i++) {
             settle(page, new Settlement());
-            page = positions.read(leases.publishable());
+            pageLeases = leases.publishable();
+            page = positions.read(pageLeases);
+            heldBack = Set.of(); // read after the page before settled: outbox_retries has its keys
         }
         // Read to the end of what was committed, with no retry due: nothing is waiting for the next read.
         caughtUp = due.isEmpty() && !page.full() && page.cuts().isEmpty();
