@@ -137,12 +137,17 @@ final class OutboxDispatcher {
         // The next page is read while this one is published; it is settled after this one, if it still holds.
         nextPage.readAfter(page, pageLeases);
         Settlement outcomes = new Settlement();
+        boolean reachable = false;
         try {
-            publishInWaves(page.events(), outcomes, true, heldBack);
+            reachable = publishInWaves(page.events(), outcomes, true, heldBack);
         } finally {
             nextPage.awaitRead();
             movedAside = movedAside(outcomes);
             settle(page, outcomes);
+            if (!reachable) {
+                // The broker is down (or the call failed): the relay pauses, and reads this page's rest again after.
+                nextPage.drop();
+            }
         }
         return read + page.events().size();
     }

@@ -1,11 +1,15 @@
 package dev.idempotency.outbox;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.outbox.OutboxEvent;
+import dev.idempotency.core.outbox.PublishResult;
+import dev.idempotency.core.outbox.Publisher;
 import dev.idempotency.testing.Await;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -19,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -61,8 +66,12 @@ class OutboxRelayReadAheadTest {
     }
 
     private OutboxDispatcher dispatcher(OutboxRelayConfig config, PartitionLeases leases) {
+        return dispatcher(config, leases, publisher);
+    }
+
+    private OutboxDispatcher dispatcher(OutboxRelayConfig config, PartitionLeases leases, Publisher broker) {
         Jdbi jdbi = OutboxRelay.jdbi(outbox.dataSource(), config);
-        timeLimited = new TimeLimitedPublisher(publisher, config.publishTimeout(), "read-ahead-publish");
+        timeLimited = new TimeLimitedPublisher(broker, config.publishTimeout(), "read-ahead-publish");
         RelaySql sql = new RelaySql(config.schema());
         return new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
                 timeLimited, config, OutboxRelayListener.NONE,
@@ -136,6 +145,51 @@ class OutboxRelayReadAheadTest {
         assertNull(publisher.received(ids.get(3)));
         assertEquals(0, dispatcher.pagesReadAhead());
         assertEquals(Set.of(), zombie.held());
+    }
+
+    @Test
+    void aBrokerOutageDuringAPageDropsThePageReadAheadAndTheRestIsReadAgainAfterIt() throws Exception {
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(outbox.insert("t", "orders", "k" + i, "{}"));
+        }
+        long unreachable = ids.get(1);
+        AtomicBoolean down = new AtomicBoolean(true);
+        Publisher broker = new Publisher() {
+            @Override
+            public List<PublishResult> publish(List<OutboxEvent> events) {
+                return events.stream().map(e -> {
+                    if (down.get() && e.id() == unreachable) {
+                        return PublishResult.unavailable("broker down");
+                    }
+                    log.acknowledged("relay", e);
+                    return PublishResult.published();
+                }).toList();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        OutboxRelayConfig config = config("relay");
+        PartitionLeases leases = leases(config);
+        assertEquals(1, leases.acquire(1));
+        OutboxDispatcher dispatcher = dispatcher(config, leases, broker);
+
+        assertEquals(2, dispatcher.dispatchBatch());
+        assertTrue(log.published(ids.get(0)));
+        assertFalse(log.published(unreachable));
+        down.set(false);
+        assertEquals(2, dispatcher.dispatchBatch());
+
+        assertEquals(0, dispatcher.pagesReadAhead(), "the page read ahead during the outage was dropped");
+        assertEquals(List.of(ids.get(0), ids.get(1), ids.get(2)), log.publications(),
+                "the event the broker could not take went next, read again with the one after it");
+        Await.until("every event is published", Duration.ofSeconds(30), () -> {
+            dispatcher.dispatchBatch();
+            return ids.stream().allMatch(log::published);
+        });
+        ids.forEach(id -> assertEquals(1, log.publicationCount(id), "event " + id + " published once"));
     }
 
     @Test
