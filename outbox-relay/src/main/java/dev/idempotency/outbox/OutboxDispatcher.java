@@ -54,6 +54,7 @@ final class OutboxDispatcher {
     private final long retryScanIntervalNanos;
     private final long quietRetryScanIntervalNanos;
     private final NextPageReader nextPage;
+    private final boolean readAhead;
     /** The keys the last page moved to outbox_retries: the page read ahead did not see them there yet. */
     private Set<ClaimedEvent.OrderingKey> movedAside = Set.of();
     private long nextRetryScan = System.nanoTime();
@@ -76,6 +77,7 @@ final class OutboxDispatcher {
         this.retryScanIntervalNanos = config.idlePollMin().toNanos();
         this.quietRetryScanIntervalNanos = config.idlePollMax().toNanos();
         this.nextPage = new NextPageReader(positions, config.instanceId());
+        this.readAhead = config.readAhead();
     }
 
     /**
@@ -135,7 +137,9 @@ final class OutboxDispatcher {
             return read;
         }
         // The next page is read while this one is published; it is settled after this one, if it still holds.
-        nextPage.readAfter(page, pageLeases);
+        if (readAhead) {
+            nextPage.readAfter(page, pageLeases);
+        }
         Settlement outcomes = new Settlement();
         boolean reachable = false;
         try {

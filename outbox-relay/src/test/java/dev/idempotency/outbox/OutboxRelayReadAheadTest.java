@@ -53,9 +53,32 @@ class OutboxRelayReadAheadTest {
 
     /** One partition, pages of 2, retries an hour apart: nothing is retried unless the test makes it due. */
     private OutboxRelayConfig config(String instance) {
+        return builder(instance).build();
+    }
+
+    private OutboxRelayConfig.Builder builder(String instance) {
         return outbox.config(instance).partitions(1).batchSize(2).maxEventsPerKey(2).leaseDuration(Duration.ofSeconds(30))
                 .renewalInterval(Duration.ofSeconds(5)).publishTimeout(Duration.ofSeconds(10))
-                .backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(1)).build();
+                .backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(1));
+    }
+
+    @Test
+    void withReadAheadOffEachPageIsReadAfterThePageBeforeSettled() throws Exception {
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(outbox.insert("t", "orders", "k" + i, "{}"));
+        }
+        OutboxRelayConfig config = builder("relay").readAhead(false).build();
+        PartitionLeases leases = leases(config);
+        assertEquals(1, leases.acquire(1));
+        OutboxDispatcher dispatcher = dispatcher(config, leases);
+
+        assertEquals(2, dispatcher.dispatchBatch());
+        assertEquals(2, dispatcher.dispatchBatch());
+        assertEquals(1, dispatcher.dispatchBatch());
+
+        assertEquals(0, dispatcher.pagesReadAhead());
+        assertEquals(ids, log.publications());
     }
 
     private PartitionLeases leases(OutboxRelayConfig config) {
