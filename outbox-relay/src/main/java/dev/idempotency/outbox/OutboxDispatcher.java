@@ -27,6 +27,10 @@ import org.slf4j.LoggerFactory;
  * has a pending retry; other keys go on, and the page's position passes them all. A rejected, out of
  * attempts or undecodable event is dead-lettered and its key goes on.
  *
+ * <p>While a page is published, the page after it is read ahead ({@link NextPageReader}); it is taken
+ * next only if this page settled whole under the same leases, and the keys this page moved to
+ * outbox_retries are held back in it, since it was read before they got there.
+ *
  * <p>An UNAVAILABLE result (the broker cannot be reached) is not an attempt: its event and the rest
  * of the page stay unsettled (the position stops before them), the cycle ends after that wave, and
  * {@link PublisherOutage} makes the relay pause as a whole. So does a lease no longer safe to publish
@@ -49,6 +53,10 @@ final class OutboxDispatcher {
     private final RelayStats stats;
     private final long retryScanIntervalNanos;
     private final long quietRetryScanIntervalNanos;
+    private final NextPageReader nextPage;
+    private final boolean readAhead;
+    /** The keys the last page moved to outbox_retries: the page read ahead did not see them there yet. */
+    private Set<ClaimedEvent.OrderingKey> movedAside = Set.of();
     private long nextRetryScan = System.nanoTime();
     private Map<Integer, Long> retryScanLeases = Map.of();
     private boolean caughtUp;
@@ -68,6 +76,8 @@ final class OutboxDispatcher {
         this.stats = stats;
         this.retryScanIntervalNanos = config.idlePollMin().toNanos();
         this.quietRetryScanIntervalNanos = config.idlePollMax().toNanos();
+        this.nextPage = new NextPageReader(positions, config.instanceId());
+        this.readAhead = config.readAhead();
     }
 
     /**
@@ -94,20 +104,30 @@ final class OutboxDispatcher {
             Settlement outcomes = new Settlement();
             boolean reachable;
             try {
-                reachable = publishInWaves(due, outcomes, false);
+                reachable = publishInWaves(due, outcomes, false, Set.of());
             } finally {
                 // Whatever happened, what the broker already acknowledged is recorded.
                 dropFenced(retries.settle(outcomes));
             }
             if (!reachable) {
+                nextPage.drop();
                 return read;
             }
         }
-        OutboxPositions.Page page = positions.read(leases.publishable());
+        Map<Integer, Long> pageLeases = leases.publishable();
+        // The page read ahead while the last one was published, if it still holds; else read now.
+        OutboxPositions.Page page = nextPage.take(pageLeases);
+        Set<ClaimedEvent.OrderingKey> heldBack = page != null ? movedAside : Set.of();
+        movedAside = Set.of();
+        if (page == null) {
+            page = positions.read(pageLeases);
+        }
         // A batch under way whose last page was full but had nothing after it: close it, read on.
         for (int i = 0; i < MAX_EMPTY_PAGES && page.events().isEmpty() && page.continuation(); i++) {
             settle(page, new Settlement());
-            page = positions.read(leases.publishable());
+            pageLeases = leases.publishable();
+            page = positions.read(pageLeases);
+            heldBack = Set.of(); // read after the page before settled: outbox_retries has its keys
         }
         // Read to the end of what was committed, with no retry due: nothing is waiting for the next read.
         caughtUp = due.isEmpty() && !page.full() && page.cuts().isEmpty();
@@ -116,13 +136,45 @@ final class OutboxDispatcher {
             writePositions();
             return read;
         }
+        // The next page is read while this one is published; it is settled after this one, if it still holds.
+        if (readAhead) {
+            nextPage.readAfter(page, pageLeases);
+        }
         Settlement outcomes = new Settlement();
+        boolean reachable = false;
         try {
-            publishInWaves(page.events(), outcomes, true);
+            reachable = publishInWaves(page.events(), outcomes, true, heldBack);
         } finally {
+            nextPage.awaitRead();
+            movedAside = movedAside(outcomes);
             settle(page, outcomes);
+            if (!reachable) {
+                // The broker is down (or the call failed): the relay pauses, and reads this page's rest again after.
+                nextPage.drop();
+            }
         }
         return read + page.events().size();
+    }
+
+    /** The keys of the events a page moved to outbox_retries as pending; their later events must follow them there. */
+    private static Set<ClaimedEvent.OrderingKey> movedAside(Settlement outcomes) {
+        if (outcomes.failed.isEmpty() && outcomes.diverted.isEmpty()) {
+            return Set.of();
+        }
+        Set<ClaimedEvent.OrderingKey> keys = new HashSet<>();
+        outcomes.failed.forEach(f -> keys.add(f.event().key()));
+        outcomes.diverted.forEach(e -> keys.add(e.key()));
+        return keys;
+    }
+
+    /** How many pages were published as read ahead while the page before them was published (for tests). */
+    long pagesReadAhead() {
+        return nextPage.taken();
+    }
+
+    /** Stops reading ahead (the relay stopped); what was read ahead is read again by the next owner. */
+    void close() {
+        nextPage.close();
     }
 
     /**
@@ -136,12 +188,13 @@ final class OutboxDispatcher {
     /**
      * Publishes events (in id order) in waves and sorts the results into {@code outcomes}; false when
      * the broker was unavailable. {@code publishPath}: held-back events and a failed event's followers
-     * are diverted to outbox_retries; on the retry path they simply stay where they are.
+     * are diverted to outbox_retries; on the retry path they simply stay where they are. {@code heldBack}:
+     * keys whose events are held back as well (publish path; the keys the page before moved aside).
      */
-    private boolean publishInWaves(List<ClaimedEvent> events, Settlement outcomes, boolean publishPath)
-            throws InterruptedException {
+    private boolean publishInWaves(List<ClaimedEvent> events, Settlement outcomes, boolean publishPath,
+                                   Set<ClaimedEvent.OrderingKey> heldBack) throws InterruptedException {
         Map<ClaimedEvent.OrderingKey, Deque<ClaimedEvent>> queues = new LinkedHashMap<>();
-        Set<ClaimedEvent.OrderingKey> diverted = new HashSet<>();
+        Set<ClaimedEvent.OrderingKey> diverted = new HashSet<>(heldBack);
         for (ClaimedEvent event : events) {
             if (publishPath && (event.heldBack() || diverted.contains(event.key()))) {
                 // Its key has a pending retry: it follows that retry, in id order.

@@ -183,6 +183,77 @@ final class OutboxPositions {
         return nextPage(List.copyOf(underWay.values()).get(Math.floorMod(turn++, underWay.size())), leases);
     }
 
+    /**
+     * The read of the page after {@code page}, planned as if every event of {@code page} settles: from the
+     * positions {@code page} would then leave ({@link #after}), for the same partitions and epochs ({@code
+     * leases}, those {@code page} was read under). Its rows are fetched by {@link #fetch} (on any thread:
+     * it touches nothing of this object's state) while {@code page} is published; {@link #take} makes them
+     * a page only if the settled positions are what the plan assumed. Null when there is nothing to plan:
+     * every partition would start a new batch (a relay that keeps up reads those at its own pace, after its
+     * linger), a position is not in memory, or the server is not validated.
+     */
+    ReadAhead planAfter(Page page, Map<Integer, Long> leases) {
+        if (server == null || page.positions().isEmpty() || leases.isEmpty()) {
+            return null;
+        }
+        Map<Integer, Position> assumed = new TreeMap<>();
+        for (Map.Entry<Integer, Long> lease : leases.entrySet()) {
+            Position position = page.positions().containsKey(lease.getKey())
+                    ? after(page, lease.getKey(), page.positions().get(lease.getKey()), null) : known.get(lease.getKey());
+            if (position == null || position.epoch() != lease.getValue()) {
+                return null;
+            }
+            assumed.put(lease.getKey(), position);
+        }
+        Map<String, Map<Integer, Position>> underWay = new TreeMap<>();
+        assumed.forEach((p, position) -> {
+            if (position.batch() != null) {
+                underWay.computeIfAbsent(position.batch() + "/" + position.cursor(), g -> new TreeMap<>()).put(p, position);
+            }
+        });
+        if (underWay.isEmpty()) {
+            return null;
+        }
+        Map<Integer, Position> group = List.copyOf(underWay.values()).get(Math.floorMod(turn++, underWay.size()));
+        return new ReadAhead(Map.copyOf(leases), Map.copyOf(assumed), Map.copyOf(group), server);
+    }
+
+    /** A planned read of the next page: under {@code leases}, from {@code assumed} positions, of {@code group}. */
+    record ReadAhead(Map<Integer, Long> leases, Map<Integer, Position> assumed, Map<Integer, Position> group, UUID server) {
+    }
+
+    /** The rows a {@link ReadAhead} reads, and when; what {@link #fetch} returns. */
+    record Fetched(List<EventRow> rows, long readAtNanos) {
+    }
+
+    /**
+     * Runs a planned read: the same statement as {@link #nextPage}, gated by the server token of the plan.
+     * Thread-safe: reads only this object's final fields.
+     */
+    Fetched fetch(ReadAhead plan) {
+        List<EventRow> rows = readByIndex(diffPageByIndex, pageQuery(plan.group(), plan.server()), (rs, ctx) -> EventRow.read(rs));
+        return new Fetched(rows, System.nanoTime());
+    }
+
+    /**
+     * The page a planned read found, if the positions in memory are now exactly those the plan assumed for
+     * every partition of the same leases ({@code leases}, as publishable now) on the same server: the page
+     * before settled all its events, no write failed, no lease changed. Else null: the read is dropped and
+     * the next page is read again from the positions as they are.
+     */
+    Page take(ReadAhead plan, Fetched fetched, Map<Integer, Long> leases) {
+        if (!plan.server().equals(server) || !plan.leases().equals(leases)) {
+            return null;
+        }
+        for (Map.Entry<Integer, Position> assumed : plan.assumed().entrySet()) {
+            if (!assumed.getValue().equals(known.get(assumed.getKey()))) {
+                return null;
+            }
+        }
+        String hi = plan.group().values().iterator().next().batch();
+        return page(hi, new TreeMap<>(plan.group()), fetched.rows(), leases, true, fetched.readAtNanos());
+    }
+
     /** The first page of a new batch of every one of these partitions; its hi is taken by the query. */
     private Page startBatch(Map<Integer, Long> leases) {
         Map<Integer, Position> group = new TreeMap<>();
@@ -211,11 +282,18 @@ final class OutboxPositions {
         List<EventRow> rows = backlog ? readPlannedAtEachCall(diffStart, bind, rowsAndHi)
                 : readByIndex(diffStartByIndex, bind, rowsAndHi);
         // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
-        return rows.isEmpty() ? Page.NONE : page(hi.get(0), group, rows, leases, false);
+        return rows.isEmpty() ? Page.NONE : page(hi.get(0), group, rows, leases, false, System.nanoTime());
     }
 
     /** The next page of a batch under way, for partitions at the same snapshot and cursor. */
     private Page nextPage(Map<Integer, Position> group, Map<Integer, Long> leases) {
+        String hi = group.values().iterator().next().batch();
+        List<EventRow> rows = readByIndex(diffPageByIndex, pageQuery(group, server), (rs, ctx) -> EventRow.read(rs));
+        return page(hi, group, rows, leases, true, System.nanoTime());
+    }
+
+    /** Binds the read of the next page of {@code group}, partitions at the same snapshot and cursor. */
+    private UnaryOperator<Query> pageQuery(Map<Integer, Position> group, UUID serverToken) {
         String hi = group.values().iterator().next().batch();
         String[] los = new String[partitions];
         Long[] cursors = new Long[partitions];
@@ -223,14 +301,13 @@ final class OutboxPositions {
             los[p] = position.consumed();
             cursors[p] = position.cursor();
         });
-        List<EventRow> rows = readByIndex(diffPageByIndex, query -> query
+        return query -> query
                 .bind("partitions", partitions)
                 .bindArray("los", String.class, Arrays.asList(los))
                 .bindArray("cursors", Long.class, Arrays.asList(cursors))
                 .bind("hi", hi)
-                .bind("server", server)
-                .bind("limit", batchSize + 1), (rs, ctx) -> EventRow.read(rs));
-        return page(hi, group, rows, leases, true);
+                .bind("server", serverToken)
+                .bind("limit", batchSize + 1);
     }
 
     /** Runs a read of events planned at each call ({@link PlannedAtEachCall}), for the sizes of that moment. */
@@ -253,13 +330,12 @@ final class OutboxPositions {
      * other partitions go on.
      */
     private Page page(String hi, Map<Integer, Position> group, List<EventRow> rows, Map<Integer, Long> leases,
-                      boolean continuation) {
+                      boolean continuation, long claimedAt) {
         boolean full = rows.size() > batchSize;
         backlog = full;
         int end = Math.min(rows.size(), batchSize);
         Map<ClaimedEvent.OrderingKey, Integer> perKey = new HashMap<>();
         Map<Integer, Long> cuts = new HashMap<>();
-        long claimedAt = System.nanoTime();
         List<ClaimedEvent> events = new ArrayList<>(end);
         for (int i = 0; i < end; i++) {
             EventRow row = rows.get(i);
@@ -304,26 +380,13 @@ final class OutboxPositions {
         }
         Map<Integer, Position> next = new TreeMap<>();
         page.positions().forEach((p, position) -> {
-            // The cursor stops before the first event not settled or not read (cut), else at the page's end.
-            long cursor = Long.MAX_VALUE;
-            if (firstUnsettled.containsKey(p)) {
-                cursor = firstUnsettled.get(p) - 1;
-            }
-            if (page.cuts().containsKey(p)) {
-                cursor = Math.min(cursor, page.cuts().get(p) - 1);
-            }
-            if (page.full()) {
-                cursor = Math.min(cursor, page.coveredTo());
-            }
-            if (cursor == Long.MAX_VALUE) {
-                next.put(p, new Position(position.epoch(), page.hi(), null, null));
-                return;
-            }
+            Position after = after(page, p, position, firstUnsettled.get(p));
             boolean readButNoneSettled = firstUnsettled.containsKey(p) && !anySettled.contains(p);
-            if (readButNoneSettled && (position.cursor() == null || position.cursor() == cursor)) {
+            if (readButNoneSettled && after.cursor() != null
+                    && (position.cursor() == null || position.cursor().equals(after.cursor()))) {
                 return; // nothing of this partition went out: its position stays
             }
-            next.put(p, new Position(position.epoch(), position.consumed(), page.hi(), cursor));
+            next.put(p, after);
         });
         Moved moved = Moved.of(outcomes);
         if (next.isEmpty() && moved.ids.isEmpty()) {
@@ -338,6 +401,26 @@ final class OutboxPositions {
             return Map.of();
         }
         return write(moved);
+    }
+
+    /**
+     * Where {@code page} leaves partition {@code p} (read from {@code position}): its cursor stops before
+     * {@code firstUnsettled} (null: every event of it in the page settled) or the page's cut, else at the
+     * page's end; with none of them, its batch was read to the end and hi becomes its consumed snapshot.
+     */
+    private static Position after(Page page, int p, Position position, Long firstUnsettled) {
+        long cursor = Long.MAX_VALUE;
+        if (firstUnsettled != null) {
+            cursor = firstUnsettled - 1;
+        }
+        if (page.cuts().containsKey(p)) {
+            cursor = Math.min(cursor, page.cuts().get(p) - 1);
+        }
+        if (page.full()) {
+            cursor = Math.min(cursor, page.coveredTo());
+        }
+        return cursor == Long.MAX_VALUE ? new Position(position.epoch(), page.hi(), null, null)
+                : new Position(position.epoch(), position.consumed(), page.hi(), cursor);
     }
 
     /** Writes the positions not written yet (a pause in the stream, a release, a stop); returns those fenced out. */

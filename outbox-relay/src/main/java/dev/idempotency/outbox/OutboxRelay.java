@@ -48,6 +48,9 @@ import org.slf4j.LoggerFactory;
  * (however long it runs) is in a later batch. A page is published in waves of at most one event per
  * key (a key's next event only after the broker acknowledged the previous one), with the broker's
  * acknowledgements of a wave awaited together, then the position moves with one fenced statement.
+ * Behind a backlog the next page is read while the current one is published, from the position the
+ * current one leaves, and published only if the current one settled whole under the same leases
+ * (else it is read again); the keys the current one moved to outbox_retries are held back in it.
  *
  *  * <h2>Fencing, and the window that remains</h2>
  * Every write of the relay (a position, retries, dead letters) is one statement that also checks that
@@ -113,9 +116,10 @@ import org.slf4j.LoggerFactory;
  * statement, from the lease thread; a failed write is logged and its counts dropped) and when it stops,
  * for the console of any process. On an older schema it records nothing and says so once at INFO.
  *
- * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls) and uses at
- * most two connections of the given pool at a time; a pool of its own (or room for those two in a
- * shared one) keeps lease renewals from queueing behind other work. It closes neither the data
+ * <p>The relay runs on four daemon threads of its own (leases, worker, publish calls, reading the next
+ * page ahead, started behind the first backlog) and uses at most two connections of the given pool at a
+ * time (the worker waits for the page read ahead before its own next statement); a pool of its own (or
+ * room for those two in a shared one) keeps lease renewals from queueing behind other work. It closes neither the data
  * source nor the publisher. A relay starts once; after {@link #stop()} make a new one.
  */
 public final class OutboxRelay implements AutoCloseable {
@@ -279,6 +283,11 @@ public final class OutboxRelay implements AutoCloseable {
         return leases.held();
     }
 
+    /** How many pages this relay published as read ahead while it published the page before them (for tests). */
+    long pagesReadAhead() {
+        return dispatcher.pagesReadAhead();
+    }
+
     /**
      * Stops at once, as a crash would: threads are interrupted, nothing more is published, released
      * or deregistered, and the leases lapse after the lease duration. For tests of failover.
@@ -313,6 +322,14 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     private void work() {
+        try {
+            workUntilStopped();
+        } finally {
+            dispatcher.close();
+        }
+    }
+
+    private void workUntilStopped() {
         int failures = 0;
         while (!stopping && !halted) {
             try {

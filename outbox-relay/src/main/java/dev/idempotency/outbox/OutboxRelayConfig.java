@@ -32,6 +32,7 @@ public final class OutboxRelayConfig {
     private final int maxAttempts;
     private final Duration backoffBase;
     private final Duration backoffMax;
+    private final boolean readAhead;
 
     private OutboxRelayConfig(Builder b) {
         this.schema = b.schema;
@@ -50,6 +51,7 @@ public final class OutboxRelayConfig {
         this.maxAttempts = b.maxAttempts;
         this.backoffBase = b.backoffBase;
         this.backoffMax = b.backoffMax;
+        this.readAhead = b.readAhead;
     }
 
     /** A builder holding the defaults; each setter says its default and its bounds. */
@@ -131,6 +133,7 @@ public final class OutboxRelayConfig {
         copy.maxAttempts = maxAttempts;
         copy.backoffBase = backoffBase;
         copy.backoffMax = backoffMax;
+        copy.readAhead = readAhead;
         return copy.publishTimeout(effective).build();
     }
 
@@ -182,6 +185,15 @@ public final class OutboxRelayConfig {
     }
 
     /**
+     * Whether, behind a backlog, the next page is read while the current one is published (on a thread of
+     * the relay's own, at most one page ahead, published only if the page before it settled whole under the
+     * same leases); off, each page is read after the one before it settled.
+     */
+    public boolean readAhead() {
+        return readAhead;
+    }
+
+    /**
      * Time kept free at the end of a lease: the relay stops publishing a partition once less than
      * {@code publishTimeout + leaseSafetyMargin} of its lease is left by the local monotonic clock.
      * It is a tenth of the lease, for clock-rate drift between this host and the database.
@@ -198,7 +210,7 @@ public final class OutboxRelayConfig {
                 + ", publishTimeout=" + publishTimeout + ", idlePollMin=" + idlePollMin
                 + ", idlePollMax=" + idlePollMax + ", linger=" + linger + ", positionWriteInterval=" + positionWriteInterval
                 + ", maxAttempts=" + maxAttempts
-                + ", backoffBase=" + backoffBase + ", backoffMax=" + backoffMax + "}";
+                + ", backoffBase=" + backoffBase + ", backoffMax=" + backoffMax + ", readAhead=" + readAhead + "}";
     }
 
     /** Validates a schema name by the rule the executor's configuration uses; returns it. */
@@ -224,6 +236,7 @@ public final class OutboxRelayConfig {
         private int maxAttempts = 20;
         private Duration backoffBase = Duration.ofSeconds(1);
         private Duration backoffMax = Duration.ofMinutes(5);
+        private boolean readAhead = true;
 
         private Builder() {
         }
@@ -332,6 +345,15 @@ public final class OutboxRelayConfig {
         /** Largest retry delay, at least backoffBase and at most 7 days; default 5 minutes. */
         public Builder backoffMax(Duration backoffMax) {
             this.backoffMax = backoffMax;
+            return this;
+        }
+
+        /**
+         * Whether the next page is read while the current one is published, behind a backlog; default true.
+         * Off, the broker waits for each read; the guarantees are the same either way.
+         */
+        public Builder readAhead(boolean readAhead) {
+            this.readAhead = readAhead;
             return this;
         }
 

@@ -25,7 +25,17 @@ class OutboxRelayConfigTest {
         assertEquals(32, a.partitions());
         assertEquals(Duration.ofSeconds(30), a.leaseDuration());
         assertEquals(Duration.ofSeconds(3), a.leaseSafetyMargin());
+        assertTrue(a.readAhead(), "the next page is read while the current one is published, unless turned off");
         assertNotEquals(a.instanceId(), b.instanceId());
+    }
+
+    @Test
+    void readAheadCanBeTurnedOffAndStaysOffWithThePublishersOwnTimeLimit() {
+        OutboxRelayConfig off = OutboxRelayConfig.builder().readAhead(false).build();
+
+        assertEquals(false, off.readAhead());
+        assertEquals(false, off.withPublishTimeout(Duration.ofSeconds(5)).readAhead());
+        assertTrue(off.toString().contains("readAhead=false"), off.toString());
     }
 
     @Test

@@ -76,6 +76,11 @@ final class RelayDrain {
 
     /** The relay configuration every section uses: the library's defaults with the run's tuning. */
     static OutboxRelayConfig config(BenchmarkRun run, String instanceId) {
+        return config(run, instanceId, true);
+    }
+
+    /** {@link #config(BenchmarkRun, String)}, reading the next page ahead or not. */
+    static OutboxRelayConfig config(BenchmarkRun run, String instanceId, boolean readAhead) {
         RelayBenchSettings relay = run.settings().relay();
         return OutboxRelayConfig.builder()
                 .schema(run.database().schema())
@@ -83,6 +88,7 @@ final class RelayDrain {
                 .partitions(relay.partitions())
                 .batchSize(relay.batchSize())
                 .maxEventsPerKey(relay.eventsPerKey())
+                .readAhead(readAhead)
                 .build();
     }
 
@@ -98,6 +104,15 @@ final class RelayDrain {
     /** {@link #drain(BenchmarkRun, int, Supplier, long)} by relays built with {@code tracing}. */
     static double drain(BenchmarkRun run, int instances, Supplier<Publisher> publishers, long events, Tracing tracing)
             throws Exception {
+        return drain(run, instances, publishers, events, tracing, true);
+    }
+
+    /**
+     * {@link #drain(BenchmarkRun, int, Supplier, long, Tracing)} by relays that read their next page ahead or
+     * not ({@code OutboxRelayConfig.readAhead}).
+     */
+    static double drain(BenchmarkRun run, int instances, Supplier<Publisher> publishers, long events, Tracing tracing,
+                        boolean readAhead) throws Exception {
         AtomicLong published = new AtomicLong();
         List<HikariDataSource> pools = new ArrayList<>();
         List<Publisher> opened = new ArrayList<>();
@@ -110,7 +125,7 @@ final class RelayDrain {
                 Publisher publisher = publishers.get();
                 opened.add(publisher);
                 relays.add(OutboxRelay.builder(pools.get(i), new CountingPublisher(publisher, published))
-                        .config(config(run, "bench-relay-" + i)).tracing(tracing).build());
+                        .config(config(run, "bench-relay-" + i, readAhead)).tracing(tracing).build());
             }
             long started = System.nanoTime();
             relays.forEach(OutboxRelay::start);
