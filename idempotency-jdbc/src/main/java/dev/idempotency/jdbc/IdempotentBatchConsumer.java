@@ -307,7 +307,6 @@ public final class IdempotentBatchConsumer {
             if (claimed == null) {
                 return null;
             }
-            Connection connection = handle.getConnection();
             List<Claim> completed = new ArrayList<>();
             boolean wroteEvents = false;
             for (Claim claim : claimed) {
@@ -330,8 +329,7 @@ public final class IdempotentBatchConsumer {
                 }
             }
             try {
-                complete(connection, completed);
-                handle.commit();
+                completeAndCommit(handle, completed);
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
                 decideAll(batch, claimed, undone(e));
@@ -650,6 +648,22 @@ public final class IdempotentBatchConsumer {
         }
         batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
         return published;
+    }
+
+    /**
+     * Stores the outcome of every message in {@code completed} and commits: in one round trip where the
+     * executor lets our COMMIT travel with a statement ({@link PostgresIdempotentExecutor#commitsWithCompletion}),
+     * else the completion, then Jdbi's commit.
+     */
+    private void completeAndCommit(Handle handle, List<Claim> completed) {
+        Connection connection = handle.getConnection();
+        if (completed.isEmpty() || !executor.commitsWithCompletion()) {
+            complete(connection, completed);
+            handle.commit();
+            return;
+        }
+        PgTransactions.commitWith(handle, () -> sql.completeBatchThenCommit.execute(connection, call -> bindKeys(call, completed)
+                .text("result", applied.json()).text("resultType", applied.typeName()).integer("expected", completed.size())));
     }
 
     /** Stores the outcome of every message in {@code completed} in one statement. */
