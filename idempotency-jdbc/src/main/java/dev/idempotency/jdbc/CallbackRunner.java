@@ -61,6 +61,11 @@ final class CallbackRunner {
         this.commitWithCompletion = allowed;
     }
 
+    /** Whether the executor's COMMIT may travel with a completion; see {@link #commitWithCompletion}. */
+    boolean commitsWithCompletion() {
+        return commitWithCompletion;
+    }
+
     /** Runs {@code callback} on {@code handle}'s open transaction and commits what it stored. */
     <T, X extends Exception> Outcome<T> run(Handle handle, String key, String tenant, Class<T> resultType,
                                             IdempotentCallback<PostgresTransaction, T, X> callback) throws X {

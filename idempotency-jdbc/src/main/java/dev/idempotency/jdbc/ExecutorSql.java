@@ -496,6 +496,15 @@ final class ExecutorSql {
             FROM completed""";
 
     /**
+     * Batch consumer: {@link #COMPLETE_BATCH} and our {@link #COMMIT} in one execution (one Sync, one
+     * round trip), where no pooler can hand our named statements to another client (as a call's
+     * completion travels with its COMMIT, {@link #thenCommit}). When the completion fails (its count
+     * check, or a transaction a handler's caught error aborted), PostgreSQL skips the COMMIT and the
+     * batch rolls back. Locking: the completion's, then the commit releases every lock of the batch.
+     */
+    private static final String COMPLETE_BATCH_THEN_COMMIT = COMPLETE_BATCH + ";\n" + COMMIT;
+
+    /**
      * Batch consumer: removes the claims of the messages whose handler failed (their writes were
      * rolled back to their savepoint), so the batch commits nothing of them and a redelivery runs
      * them again. Only rows this transaction claimed (and so already holds locked) are touched.
@@ -659,6 +668,8 @@ final class ExecutorSql {
         final JdbcStatement claimBatch;
         final JdbcStatement reclaimExpiredKey;
         final JdbcStatement completeBatch;
+        /** {@link #COMPLETE_BATCH_THEN_COMMIT}: the completion and our COMMIT, in one round trip. */
+        final JdbcStatement completeBatchThenCommit;
         final StoreResult storeResult;
         final JdbcStatement failKey;
         final JdbcStatement failAbandonedKey;
@@ -671,6 +682,7 @@ final class ExecutorSql {
             this.claimBatch = JdbcStatement.of(render(CLAIM_BATCH, quoted));
             this.reclaimExpiredKey = JdbcStatement.of(render(RECLAIM_EXPIRED_KEY, quoted));
             this.completeBatch = JdbcStatement.of(render(COMPLETE_BATCH, quoted));
+            this.completeBatchThenCommit = JdbcStatement.of(render(COMPLETE_BATCH_THEN_COMMIT, quoted));
             this.storeResult = new StoreResult(quoted, "");
             this.failKey = JdbcStatement.of(render(FAIL_KEY, quoted));
             this.failAbandonedKey = JdbcStatement.of(render(FAIL_ABANDONED_KEY, quoted));

@@ -46,7 +46,9 @@ import org.slf4j.LoggerFactory;
  *     at most the executor's wait budget; past it the whole batch gets {@link Delivery.Outcome#IN_PROGRESS}
  *     and nothing of it ran.</li>
  * <li>runs the handler of each claimed message, in the batch's order, on one connection.</li>
- * <li>stores every applied message's outcome in one statement and commits once. Only then do the
+ * <li>stores every applied message's outcome in one statement and commits once, the {@code COMMIT} sent
+ *     with that statement in one round trip (where the executor's pooler check lets our {@code COMMIT}
+ *     be a named statement; otherwise on its own, a round trip more). Only then do the
  *     decisions say {@link Delivery.Outcome#APPLIED}. If anything fails before the commit (the
  *     connection dies, the commit fails), nothing of the batch is committed and every claimed message
  *     gets {@link Delivery.Outcome#TRANSIENT_FAILURE}: its redelivery runs it again.</li>
@@ -79,14 +81,14 @@ import org.slf4j.LoggerFactory;
  * <p>Costs to know: the batch holds the row locks of its claimed keys (and the outbox's ordering-key
  * locks of events its handlers published) from its claim to its commit, so a redelivery of one of its
  * messages to another consumer waits for the whole batch. The first transaction costs the claim, the
- * handlers' own statements, one statement storing the outcomes, and the commit: no round trip per
- * message of its own. A batch with a failed handler costs that again, plus a savepoint per message. The
- * transactions with savepoints hold at most {@value #MAX_MESSAGES_PER_TRANSACTION} messages because each
- * handler that writes then uses a subtransaction, and PostgreSQL caches at most 64 of a transaction's
- * subtransactions: past that, every snapshot any session takes while the transaction is open must look
- * subtransactions up in {@code pg_subtrans} (releasing a savepoint does not help: released
- * subtransactions still count). The batch always runs in transactions of its own, even on an executor
- * that joins its caller's.
+ * handlers' own statements, and one statement storing the outcomes with the commit: two round trips
+ * per batch besides the handlers', none per message of its own. A batch with a failed handler costs
+ * that again, plus a savepoint per message. The transactions with savepoints hold at most
+ * {@value #MAX_MESSAGES_PER_TRANSACTION} messages because each handler that writes then uses a
+ * subtransaction, and PostgreSQL caches at most 64 of a transaction's subtransactions: past that,
+ * every snapshot any session takes while the transaction is open must look subtransactions up in
+ * {@code pg_subtrans} (releasing a savepoint does not help: released subtransactions still count).
+ * The batch always runs in transactions of its own, even on an executor that joins its caller's.
  *
  * <p>Tracing ({@link Builder#tracing}): each call is one CONSUMER span named {@code process} for the
  * batch, linked to each message's trace, with the count of each outcome.
@@ -307,7 +309,6 @@ public final class IdempotentBatchConsumer {
             if (claimed == null) {
                 return null;
             }
-            Connection connection = handle.getConnection();
             List<Claim> completed = new ArrayList<>();
             boolean wroteEvents = false;
             for (Claim claim : claimed) {
@@ -330,8 +331,7 @@ public final class IdempotentBatchConsumer {
                 }
             }
             try {
-                complete(connection, completed);
-                handle.commit();
+                completeAndCommit(handle, completed);
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
                 decideAll(batch, claimed, undone(e));
@@ -650,6 +650,22 @@ public final class IdempotentBatchConsumer {
         }
         batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
         return published;
+    }
+
+    /**
+     * Stores the outcome of every message in {@code completed} and commits: in one round trip where the
+     * executor lets our COMMIT travel with a statement ({@link PostgresIdempotentExecutor#commitsWithCompletion}),
+     * else the completion, then Jdbi's commit.
+     */
+    private void completeAndCommit(Handle handle, List<Claim> completed) {
+        Connection connection = handle.getConnection();
+        if (completed.isEmpty() || !executor.commitsWithCompletion()) {
+            complete(connection, completed);
+            handle.commit();
+            return;
+        }
+        PgTransactions.commitWith(handle, () -> sql.completeBatchThenCommit.execute(connection, call -> bindKeys(call, completed)
+                .text("result", applied.json()).text("resultType", applied.typeName()).integer("expected", completed.size())));
     }
 
     /** Stores the outcome of every message in {@code completed} in one statement. */

@@ -141,6 +141,15 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
         return traces;
     }
 
+    /**
+     * Whether, once {@link #checkConnectionPooler()} has run, our COMMIT may travel with the statement
+     * before it (as a call's does with its completion): where no pooler can hand our named statements to
+     * another client. For {@link IdempotentBatchConsumer}.
+     */
+    boolean commitsWithCompletion() {
+        return callbacks.commitsWithCompletion();
+    }
+
     /** The listener told after each commit that wrote outbox events, for {@link IdempotentBatchConsumer}. */
     Runnable afterOutboxCommit() {
         return afterOutboxCommit;

@@ -17,6 +17,11 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.BeforeAll;
@@ -437,6 +442,83 @@ class IdempotentBatchConsumerTest {
         assertEquals(Map.of(Delivery.Outcome.FAILED_PERMANENTLY, 3, Delivery.Outcome.APPLIED, 2), outcomes(redelivered));
         assertEquals(1, shipments(batch.get(0).id()));
         assertEquals(1, shipments(batch.get(4).id()));
+    }
+
+    @Test
+    void aBatchWaitsForPostgresOnceForItsClaimOncePerHandlerWriteAndOnceForItsCompletionAndCommit() {
+        IdempotentBatchConsumer consumer = consumer("counted", 5);
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        consume(consumer, messages(prefix + "-warm", 2), IdempotentBatchConsumerTest::ship); // the pooler probe, once
+        List<Message> batch = messages(prefix, 20);
+        AtomicInteger roundTrips = new AtomicInteger();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = RoundTrips.count(roundTrips,
+                () -> consume(consumer, batch, IdempotentBatchConsumerTest::ship));
+
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 20), outcomes(results));
+        batch.forEach(message -> assertEquals(1, shipments(message.id()), message.id()));
+        // The claim (which begins), one per handler's insert, and the completion with the COMMIT in the same flush.
+        assertEquals(22, roundTrips.get());
+    }
+
+    @Test
+    void aHandlerThatDeletesItsMessagesKeyRowMakesTheCompletionRefuseTheCommitAndTheRedeliveryRunsEveryMessage() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 10);
+        String deleting = batch.get(4).id();
+        IdempotentBatchConsumer consumer = consumer("deleting", 5);
+
+        // The completion stores 10 outcomes or none: a claim gone from under it must not commit the others' writes.
+        List<IdempotentBatchConsumer.Result<Message>> refused = consume(consumer, batch, (tx, message) -> {
+            ship(tx, message);
+            if (message.id().equals(deleting)) {
+                tx.handle().execute("DELETE FROM idempotency_keys WHERE tenant_id = ? AND idempotency_key = ?",
+                        tx.tenant(), tx.key());
+            }
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 10), outcomes(refused));
+        assertTrue(refused.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
+        assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "deleting");
+    }
+
+    @Test
+    void twoConsumersGivenTheSameBatchAtOnceApplyEachMessageOnceAndTheOneThatWaitedReplaysThem() throws Exception {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 30);
+        List<Message> redelivered = new ArrayList<>(batch);
+        Collections.shuffle(redelivered, new Random(40)); // the other instance got them in another order
+        IdempotentBatchConsumer first = consumer("racing", 5);
+        IdempotentBatchConsumer second = IdempotentBatchConsumer.builder(db.executor(), "racing").build();
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        CountDownLatch claimed = new CountDownLatch(1);
+        IdempotentBatchConsumer.Handler<Message> handler = (tx, message) -> {
+            if (runs.isEmpty()) {
+                claimed.countDown();
+                // The first batch holds its claims, uncommitted, until the second batch's claim waits on them.
+                db.awaitCallersWaitingOnAKeyRow(1);
+            }
+            runs.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
+            ship(tx, message);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<List<IdempotentBatchConsumer.Result<Message>>> firstResults = pool.submit(() -> consume(first, batch, handler));
+            assertTrue(claimed.await(30, TimeUnit.SECONDS), "the first batch claimed its messages");
+            Future<List<IdempotentBatchConsumer.Result<Message>>> secondResults =
+                    pool.submit(() -> consume(second, redelivered, handler));
+
+            assertEquals(Map.of(Delivery.Outcome.APPLIED, 30), outcomes(firstResults.get(30, TimeUnit.SECONDS)));
+            assertEquals(Map.of(Delivery.Outcome.DUPLICATE, 30), outcomes(secondResults.get(30, TimeUnit.SECONDS)));
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(30, runs.size());
+        for (Message message : batch) {
+            assertEquals(1, runs.get(message.id()).get(), message.id());
+            assertEquals(1, shipments(message.id()), message.id());
+        }
+        assertEquals(30, keyRowsOf("racing", prefix));
     }
 
     private static void assertRedeliveryRunsEveryMessageOnce(IdempotentBatchConsumer consumer, List<Message> batch,
