@@ -12,9 +12,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -38,8 +42,11 @@ import org.slf4j.LoggerFactory;
  *   <li>the event's own headers, except any that reuse one of the names above.</li>
  * </ul>
  *
- * <p>A {@link #publish} hands the whole batch to the producer, then waits for all acknowledgements
- * together, and returns within {@link KafkaPublisherConfig#publishTimeout()} of its start: events not
+ * <p>A {@link #publish} hands the whole batch to the producer, has the producer send what it holds at once
+ * (a {@code flush()} on a thread of the publisher's own, which the call itself never waits for: no
+ * record of the batch waits out {@code linger.ms}, since nothing more comes until the batch is answered),
+ * then waits for all acknowledgements together, each on its own send's future, and returns within
+ * {@link KafkaPublisherConfig#publishTimeout()} of its start: events not
  * acknowledged by then are RETRY, so a broker outage costs one timeout per batch, not one per event.
  * Such timeouts, and a broker that refuses connections, are UNAVAILABLE when no broker answered the
  * producer anything during the call, or it has no connection to any broker at its end (the broker is
@@ -64,6 +71,9 @@ public final class KafkaPublisher implements Publisher {
     private final KafkaPublisherConfig config;
     private final OutboxRecords records;
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
+    /** Runs the producer's flush() after a batch was handed over; at most one flush queued or running. */
+    private final ExecutorService flusher;
+    private final AtomicBoolean flushPending = new AtomicBoolean();
     private Producer<byte[], byte[]> producer;
     private boolean producerBroken;
     private boolean closed;
@@ -79,6 +89,11 @@ public final class KafkaPublisher implements Publisher {
         this.records = new OutboxRecords(config.topicPrefix());
         this.producers = producers;
         this.producer = producers.apply(config.producerSettings());
+        this.flusher = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "kafka-publisher-flush");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** The settings this publisher was built with. */
@@ -148,6 +163,7 @@ public final class KafkaPublisher implements Publisher {
             }
         }
 
+        sendNow(producer);
         for (int i = 0; i < events.size(); i++) {
             if (results[i] == null) {
                 results[i] = await(producer, acks.get(i), deadline, noAnswer, i);
@@ -189,6 +205,33 @@ public final class KafkaPublisher implements Publisher {
         }
     }
 
+    /**
+     * Has the producer send the records it holds now, without waiting for them: while its flush() runs,
+     * every batch is sent as soon as the sender can, full or not. The call never waits for the flush
+     * (which has no time limit of its own): its results come from each send's future, within its
+     * deadline. While a flush is still running (a slow broker), none is queued: that one already makes
+     * every batch sendable until it ends.
+     */
+    private void sendNow(Producer<byte[], byte[]> current) {
+        if (!flushPending.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            flusher.execute(() -> {
+                try {
+                    current.flush();
+                } catch (RuntimeException e) {
+                    // Closed or interrupted producer: the sends' own futures tell each event's fate.
+                    log.debug("flushing the Kafka producer failed", e);
+                } finally {
+                    flushPending.set(false);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            flushPending.set(false);
+        }
+    }
+
     /** Closes the producer, giving records in flight up to the publish timeout to complete. */
     @Override
     public void close() {
@@ -197,7 +240,11 @@ public final class KafkaPublisher implements Publisher {
             closed = true;
             last = producer;
         }
-        last.close(config.publishTimeout());
+        try {
+            last.close(config.publishTimeout());
+        } finally {
+            flusher.shutdownNow();
+        }
     }
 
     /** The current producer, or a new one in place of one that failed for good. */
