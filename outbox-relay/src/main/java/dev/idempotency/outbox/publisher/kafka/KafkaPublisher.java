@@ -18,7 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -71,9 +71,10 @@ public final class KafkaPublisher implements Publisher {
     private final KafkaPublisherConfig config;
     private final OutboxRecords records;
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
-    /** Runs the producer's flush() after a batch was handed over; at most one flush queued or running. */
+    /** Runs the producer's flush() after a batch was handed over. */
     private final ExecutorService flusher;
-    private final AtomicBoolean flushPending = new AtomicBoolean();
+    /** Flushes asked for and not yet served; the flusher runs while there are any. */
+    private final AtomicInteger flushRequests = new AtomicInteger();
     private Producer<byte[], byte[]> producer;
     private boolean producerBroken;
     private boolean closed;
@@ -163,7 +164,7 @@ public final class KafkaPublisher implements Publisher {
             }
         }
 
-        sendNow(producer);
+        sendNow();
         for (int i = 0; i < events.size(); i++) {
             if (results[i] == null) {
                 results[i] = await(producer, acks.get(i), deadline, noAnswer, i);
@@ -209,27 +210,33 @@ public final class KafkaPublisher implements Publisher {
      * Has the producer send the records it holds now, without waiting for them: while its flush() runs,
      * every batch is sent as soon as the sender can, full or not. The call never waits for the flush
      * (which has no time limit of its own): its results come from each send's future, within its
-     * deadline. While a flush is still running (a slow broker), none is queued: that one already makes
-     * every batch sendable until it ends.
+     * deadline. A request made while a flush runs (a slow broker, or a flush about to return) is served
+     * by one more flush after it; requests made meanwhile share that one.
      */
-    private void sendNow(Producer<byte[], byte[]> current) {
-        if (!flushPending.compareAndSet(false, true)) {
+    private void sendNow() {
+        if (flushRequests.getAndIncrement() > 0) {
             return;
         }
         try {
             flusher.execute(() -> {
-                try {
-                    current.flush();
-                } catch (RuntimeException e) {
-                    // Closed or interrupted producer: the sends' own futures tell each event's fate.
-                    log.debug("flushing the Kafka producer failed", e);
-                } finally {
-                    flushPending.set(false);
-                }
+                int served;
+                do {
+                    served = flushRequests.get();
+                    try {
+                        currentProducer().flush();
+                    } catch (RuntimeException e) {
+                        // Closed or interrupted producer: the sends' own futures tell each event's fate.
+                        log.debug("flushing the Kafka producer failed", e);
+                    }
+                } while (flushRequests.addAndGet(-served) > 0);
             });
         } catch (RejectedExecutionException e) {
-            flushPending.set(false);
+            flushRequests.set(0);
         }
+    }
+
+    private synchronized Producer<byte[], byte[]> currentProducer() {
+        return producer;
     }
 
     /** Closes the producer, giving records in flight up to the publish timeout to complete. */
