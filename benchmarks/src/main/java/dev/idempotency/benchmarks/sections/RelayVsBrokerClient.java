@@ -48,7 +48,7 @@ final class RelayVsBrokerClient implements Section {
         List<ResultRow> rows = new ArrayList<>();
         for (String broker : relay.brokers()) {
             try (BrokerPath path = open(broker, relay)) {
-                long[] held = new long[3];
+                long[] held = new long[4];
                 BenchmarkRun.Cell relayCell = new BenchmarkRun.Cell(path.name() + ": relay drain (" + events + " events)", 1, () -> {
                     RelayDrain.fill(run, events);
                     try (BrokerPath.Destination destination = path.open()) {
@@ -76,11 +76,23 @@ final class RelayVsBrokerClient implements Section {
                         return RelayThroughput.drained(written.size(), seconds);
                     }
                 });
-                List<Measurement> measured = run.interleaved(List.of(relayCell, sequentialCell, rawCell));
+                BenchmarkRun.Cell publisherCell = new BenchmarkRun.Cell(path.name() + ": publisher alone (" + events + " events)", 1,
+                        () -> {
+                            RelayDrain.fill(run, events);
+                            List<OutboxEvent> written = RelayDrain.written(run);
+                            try (BrokerPath.Destination destination = path.open()) {
+                                double seconds = PublisherAlone.publish(destination, written, relay.batchSize());
+                                held[3] = destination.held();
+                                return RelayThroughput.drained(written.size(), seconds);
+                            }
+                        });
+                List<Measurement> measured = run.interleaved(List.of(relayCell, sequentialCell, rawCell, publisherCell));
                 Measurement drained = measured.get(0);
                 Measurement sequential = measured.get(1);
                 Measurement raw = measured.get(2);
+                Measurement alone = measured.get(3);
                 double ratio = Targets.ratio(drained.opsPerSecond(), raw.opsPerSecond());
+                double aloneRatio = Targets.ratio(alone.opsPerSecond(), raw.opsPerSecond());
                 rows.add(row(path.name() + ": relay drains " + events + " events (1 relay, the library's publisher)", drained,
                         "destination holds " + held[0] + "; relay/raw " + Targets.format(ratio),
                         Targets.atLeast("relay/raw", ratio, RELAY_OVER_RAW_FLOOR)));
@@ -90,6 +102,9 @@ final class RelayVsBrokerClient implements Section {
                         sequential.opsPerSecond())), "comparison"));
                 rows.add(row(path.name() + ": the client alone publishes the same " + events + " (" + path.rawWay() + ")", raw,
                         "destination holds " + held[1], "limit"));
+                rows.add(row(path.name() + ": the library's publisher alone publishes the same " + events + " in waves of at most "
+                        + relay.batchSize() + ", one event per key", alone,
+                        "destination holds " + held[3] + "; publisher/raw " + Targets.format(aloneRatio), "where the time goes"));
             }
         }
         run.note("Section 14: per broker, in the same rounds, one relay (pool of " + RelayBenchSettings.RELAY_POOL_SIZE
@@ -97,7 +112,9 @@ final class RelayVsBrokerClient implements Section {
                 + "ANALYZEd beforehand, timed from its start until nothing is pending (its publisher connects inside that "
                 + "time); and the broker's client alone publishes the same events, read back from the outbox and built into "
                 + "the messages the library's publisher sends (payload, key, message id, the Outbox-* headers), timed from its "
-                + "first send to its last acknowledgement on a connection opened before. Each cell has a destination of its "
+                + "first send to its last acknowledgement on a connection opened before; and the library's publisher alone, "
+                + "called as the relay calls it on the same events cut into waves (at most --relay-batch-size events, no key twice), "
+                + "timed from its first call (it connects inside that time) to its last result, every result PUBLISHED. Each cell has a destination of its "
                 + "own: a JetStream memory stream (duplicate window " + JetStreamStream.DUPLICATE_WINDOW.toSeconds() + " s); a "
                 + "RabbitMQ direct exchange and durable classic queue, persistent messages, mandatory; a Kafka topic of "
                 + KafkaPath.PARTITIONS + " partitions on a single-node broker the section starts (in a container where Docker "

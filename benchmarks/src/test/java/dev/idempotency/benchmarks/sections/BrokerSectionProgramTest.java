@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Runs section 14 with a 3,000-event backlog per broker (about a second each on this machine) against the
  * test PostgreSQL, the local NATS and RabbitMQ and a Kafka broker the section starts, to prove that for
- * each broker the relay and the client alone both delivered every event and the row reports relay / raw
- * with its target. No timing is asserted.
+ * each broker the relay, the client alone and the library's publisher alone all delivered every event and the
+ * rows report relay / raw with its target and publisher / raw. No timing is asserted.
  */
 class BrokerSectionProgramTest {
     private static final int EVENTS = 3000;
@@ -38,17 +38,25 @@ class BrokerSectionProgramTest {
         assertEquals(0, run.exitCode(), run.output());
         assertFalse(run.output().contains("FAILED"), run.output());
         List<String> rows = run.rows(RelayVsBrokerClient.TITLE);
-        assertEquals(6, rows.size(), run.output());
+        assertEquals(12, rows.size(), run.output());
         String[] brokers = {"JetStream", "RabbitMQ", "Kafka"};
         for (int i = 0; i < brokers.length; i++) {
-            String relay = rows.get(2 * i);
-            String raw = rows.get(2 * i + 1);
+            String relay = rows.get(4 * i);
+            String sequential = rows.get(4 * i + 1);
+            String raw = rows.get(4 * i + 2);
+            String alone = rows.get(4 * i + 3);
             assertTrue(relay.matches(".*" + brokers[i] + ": relay drains " + EVENTS + " events .* [1-9]\\d* .*relay/raw \\d+\\.\\d\\d"
                     + " +(met|NOT MET): relay/raw >= 0\\.90.*"), relay);
+            assertTrue(sequential.matches(".*" + brokers[i] + ": relay without read-ahead .*read-ahead/without \\d+\\.\\d\\d.*"),
+                    sequential);
             assertTrue(raw.matches(".*" + brokers[i] + ": the client alone publishes the same " + EVENTS + " .* [1-9]\\d* .*limit.*"), raw);
             // Every event reached the broker both ways: the acknowledgements were real (the relay at least once).
             assertTrue(held(relay) >= EVENTS, relay);
+            assertTrue(held(sequential) >= EVENTS, sequential);
             assertEquals(EVENTS, held(raw), raw);
+            assertTrue(alone.matches(".*" + brokers[i] + ": the library's publisher alone publishes the same " + EVENTS
+                    + " .*publisher/raw \\d+\\.\\d\\d.*"), alone);
+            assertEquals(EVENTS, held(alone), alone);
         }
     }
 

@@ -12,9 +12,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -38,8 +42,11 @@ import org.slf4j.LoggerFactory;
  *   <li>the event's own headers, except any that reuse one of the names above.</li>
  * </ul>
  *
- * <p>A {@link #publish} hands the whole batch to the producer, then waits for all acknowledgements
- * together, and returns within {@link KafkaPublisherConfig#publishTimeout()} of its start: events not
+ * <p>A {@link #publish} hands the whole batch to the producer, has the producer send what it holds at once
+ * (a {@code flush()} on a thread of the publisher's own, which the call itself never waits for: no
+ * record of the batch waits out {@code linger.ms}, since nothing more comes until the batch is answered),
+ * then waits for all acknowledgements together, each on its own send's future, and returns within
+ * {@link KafkaPublisherConfig#publishTimeout()} of its start: events not
  * acknowledged by then are RETRY, so a broker outage costs one timeout per batch, not one per event.
  * Such timeouts, and a broker that refuses connections, are UNAVAILABLE when no broker answered the
  * producer anything during the call, or it has no connection to any broker at its end (the broker is
@@ -64,6 +71,10 @@ public final class KafkaPublisher implements Publisher {
     private final KafkaPublisherConfig config;
     private final OutboxRecords records;
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
+    /** Runs the producer's flush() after a batch was handed over. */
+    private final ExecutorService flusher;
+    /** Flushes asked for and not yet served; the flusher runs while there are any. */
+    private final AtomicInteger flushRequests = new AtomicInteger();
     private Producer<byte[], byte[]> producer;
     private boolean producerBroken;
     private boolean closed;
@@ -79,6 +90,11 @@ public final class KafkaPublisher implements Publisher {
         this.records = new OutboxRecords(config.topicPrefix());
         this.producers = producers;
         this.producer = producers.apply(config.producerSettings());
+        this.flusher = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "kafka-publisher-flush");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** The settings this publisher was built with. */
@@ -148,6 +164,7 @@ public final class KafkaPublisher implements Publisher {
             }
         }
 
+        sendNow();
         for (int i = 0; i < events.size(); i++) {
             if (results[i] == null) {
                 results[i] = await(producer, acks.get(i), deadline, noAnswer, i);
@@ -189,6 +206,39 @@ public final class KafkaPublisher implements Publisher {
         }
     }
 
+    /**
+     * Has the producer send the records it holds now, without waiting for them: while its flush() runs,
+     * every batch is sent as soon as the sender can, full or not. The call never waits for the flush
+     * (which has no time limit of its own): its results come from each send's future, within its
+     * deadline. A request made while a flush runs (a slow broker, or a flush about to return) is served
+     * by one more flush after it; requests made meanwhile share that one.
+     */
+    private void sendNow() {
+        if (flushRequests.getAndIncrement() > 0) {
+            return;
+        }
+        try {
+            flusher.execute(() -> {
+                int served;
+                do {
+                    served = flushRequests.get();
+                    try {
+                        currentProducer().flush();
+                    } catch (RuntimeException e) {
+                        // Closed or interrupted producer: the sends' own futures tell each event's fate.
+                        log.debug("flushing the Kafka producer failed", e);
+                    }
+                } while (flushRequests.addAndGet(-served) > 0);
+            });
+        } catch (RejectedExecutionException e) {
+            flushRequests.set(0);
+        }
+    }
+
+    private synchronized Producer<byte[], byte[]> currentProducer() {
+        return producer;
+    }
+
     /** Closes the producer, giving records in flight up to the publish timeout to complete. */
     @Override
     public void close() {
@@ -197,7 +247,11 @@ public final class KafkaPublisher implements Publisher {
             closed = true;
             last = producer;
         }
-        last.close(config.publishTimeout());
+        try {
+            last.close(config.publishTimeout());
+        } finally {
+            flusher.shutdownNow();
+        }
     }
 
     /** The current producer, or a new one in place of one that failed for good. */

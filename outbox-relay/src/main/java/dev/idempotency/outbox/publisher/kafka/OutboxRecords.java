@@ -4,6 +4,7 @@ import dev.idempotency.core.outbox.OutboxEvent;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
 import org.slf4j.Logger;
@@ -15,7 +16,12 @@ final class OutboxRecords {
     private static final Set<String> RESERVED_HEADERS = Set.of(KafkaPublisher.MESSAGE_ID_HEADER,
             KafkaPublisher.TENANT_HEADER, KafkaPublisher.TOPIC_HEADER, KafkaPublisher.PARTITION_KEY_HEADER);
 
+    /** Topics already checked, at most this many, so that a relay's few topics are checked once each. */
+    private static final int CHECKED_TOPICS = 1024;
+
     private final String topicPrefix;
+    /** Event topic to legal Kafka topic, for topics that passed the check. */
+    private final Map<String, String> checked = new ConcurrentHashMap<>();
 
     OutboxRecords(String topicPrefix) {
         this.topicPrefix = topicPrefix;
@@ -23,7 +29,18 @@ final class OutboxRecords {
 
     /** The Kafka topic for {@code event}; throws IllegalArgumentException if Kafka would refuse the name. */
     String topic(OutboxEvent event) {
-        String topic = topicPrefix + event.topic();
+        String known = checked.get(event.topic());
+        if (known != null) {
+            return known;
+        }
+        String topic = checkedTopic(topicPrefix + event.topic());
+        if (checked.size() < CHECKED_TOPICS) {
+            checked.put(event.topic(), topic);
+        }
+        return topic;
+    }
+
+    private static String checkedTopic(String topic) {
         if (!KafkaPublisherConfig.TOPIC_NAME.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
             throw new IllegalArgumentException("'" + topic + "' is not a legal Kafka topic name (1 to 249 letters,"
                     + " digits, '.', '_' or '-')");

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -91,22 +92,33 @@ public final class NatsJetStreamPublisher implements Publisher {
         }
         long deadline = System.nanoTime() + config.ackTimeout().toNanos();
         List<CompletableFuture<PublishAck>> acks = new ArrayList<>(events.size());
-        List<CompletableFuture<PublishResult>> results = new ArrayList<>(events.size());
         for (OutboxEvent event : events) {
-            CompletableFuture<PublishAck> ack = send(stream, event);
-            acks.add(ack);
-            results.add(ack.handle((answer, failure) -> failure == null ? PublishResult.published() : failed(failure)));
+            acks.add(send(stream, event));
         }
-        awaitAcks(results, deadline);
-        String missing = "no JetStream ack within " + config.ackTimeout();
+        awaitAcks(acks, deadline);
+        PublishResult missing = PublishResult.retry("no JetStream ack within " + config.ackTimeout());
         List<PublishResult> outcome = new ArrayList<>(events.size());
-        for (int i = 0; i < results.size(); i++) {
-            if (!results.get(i).isDone()) {
-                acks.get(i).cancel(true);
-            }
-            outcome.add(results.get(i).getNow(PublishResult.retry(missing)));
+        for (CompletableFuture<PublishAck> ack : acks) {
+            outcome.add(outcome(ack, missing));
         }
         return outcome;
+    }
+
+    /** What one send's future says now: its ack, its failure, or {@code missing} (the future is then cancelled). */
+    private static PublishResult outcome(CompletableFuture<PublishAck> ack, PublishResult missing) {
+        if (!ack.isDone()) {
+            ack.cancel(true);
+            // Cancelling loses to an ack that came in between: that ack counts.
+            if (ack.isCancelled()) {
+                return missing;
+            }
+        }
+        try {
+            ack.join();
+            return PublishResult.published();
+        } catch (CompletionException | CancellationException e) {
+            return failed(e);
+        }
     }
 
     /** The settings this publisher was built with. */
@@ -161,16 +173,16 @@ public final class NatsJetStreamPublisher implements Publisher {
         return cause instanceof IllegalStateException ? PublishResult.unavailable(error) : PublishResult.retry(error);
     }
 
-    private static void awaitAcks(List<CompletableFuture<PublishResult>> results, long deadline) {
+    private static void awaitAcks(List<CompletableFuture<PublishAck>> acks, long deadline) {
         try {
-            CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+            CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new))
                     .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             log.warn("NATS JetStream did not ack every message of a batch in time");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException e) {
-            throw new IllegalStateException("a publish result cannot fail", e);
+            // Some sends failed: each one's own future says how, below.
         }
     }
 

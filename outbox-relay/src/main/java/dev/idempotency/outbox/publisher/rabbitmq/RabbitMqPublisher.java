@@ -16,14 +16,11 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -121,17 +118,26 @@ public final class RabbitMqPublisher implements Publisher {
             return all(events, PublishResult.unavailable("publisher is closed"));
         }
         try {
-            List<CompletableFuture<PublishResult>> results = write(open, confirms, events);
-            awaitConfirms(results, deadline);
-            // On a connection that died under the batch, its shutdown listener may still be completing some of
+            confirms.begin(events.size());
+            PublishResult[] unsent = write(open, confirms, events);
+            if (!confirms.await(deadline) && !Thread.currentThread().isInterrupted()) {
+                log.warn("RabbitMQ did not confirm every message of a batch within {}", config.confirmTimeout());
+            }
+            // On a connection that died under the batch, its shutdown listener may still be answering some of
             // these as UNAVAILABLE on the client's thread: answer the same, or an outage would count attempts.
             PublishResult missing = open.getConnection().isOpen()
                     ? PublishResult.retry("no publisher confirm within " + config.confirmTimeout())
                     : PublishResult.unavailable("not confirmed: the connection to RabbitMQ closed");
-            return results.stream().map(result -> result.getNow(missing)).collect(Collectors.toList());
+            PublishResult[] answered = confirms.finish(missing);
+            for (int i = 0; i < answered.length; i++) {
+                if (unsent[i] != null) {
+                    answered[i] = unsent[i];
+                }
+            }
+            return List.of(answered);
         } finally {
             stalledWrite.cancel(false);
-            confirms.clear();
+            confirms.finish(null);
         }
     }
 
@@ -152,26 +158,37 @@ public final class RabbitMqPublisher implements Publisher {
         dropConnection();
     }
 
-    private List<CompletableFuture<PublishResult>> write(Channel open, PendingConfirms confirms, List<OutboxEvent> events) {
-        List<CompletableFuture<PublishResult>> results = new ArrayList<>(events.size());
+    /**
+     * Publishes the batch on {@code open}, each message registered with {@code confirms} before it is
+     * written; returns the answers of the events not published (refused, or not sent after a failed
+     * write), null for each published one, whose answer comes from the broker.
+     */
+    private PublishResult[] write(Channel open, PendingConfirms confirms, List<OutboxEvent> events) {
+        PublishResult[] unsent = new PublishResult[events.size()];
         String failure = null;
         boolean connectionFailed = false;
         writing = true;
         try {
-            for (OutboxEvent event : events) {
+            for (int i = 0; i < events.size(); i++) {
+                OutboxEvent event = events.get(i);
                 if (failure != null) {
                     String notSent = "not sent: " + failure;
-                    results.add(CompletableFuture.completedFuture(connectionFailed
-                            ? PublishResult.unavailable(notSent) : PublishResult.retry(notSent)));
+                    unsent[i] = connectionFailed ? PublishResult.unavailable(notSent) : PublishResult.retry(notSent);
                     continue;
                 }
-                if (event.topic().getBytes(StandardCharsets.UTF_8).length > RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES) {
-                    results.add(CompletableFuture.completedFuture(PublishResult.rejected("topic is longer than the "
-                            + RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES + " bytes an AMQP routing key can hold")));
+                if (!fitsARoutingKey(event.topic())) {
+                    unsent[i] = PublishResult.rejected("topic is longer than the "
+                            + RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES + " bytes an AMQP routing key can hold");
                     continue;
                 }
-                CompletableFuture<PublishResult> result = confirms.expect(open.getNextPublishSeqNo(), event.messageId());
-                results.add(result);
+                if (!confirms.expect(open.getNextPublishSeqNo(), i, event.messageId())) {
+                    // Never expected: batches alone publish on the channel. Its confirms could not be matched.
+                    failure = "the channel's publish sequence numbers are out of step with the batch";
+                    unsent[i] = PublishResult.retry("not sent: " + failure);
+                    confirms.failAll(PublishResult.retry("not confirmed: " + failure));
+                    closeChannel();
+                    continue;
+                }
                 try {
                     open.basicPublish(config.exchange(), event.topic(), config.mandatory(), properties(event),
                             event.payloadJson().getBytes(StandardCharsets.UTF_8));
@@ -192,20 +209,14 @@ public final class RabbitMqPublisher implements Publisher {
         } finally {
             writing = false;
         }
-        return results;
+        return unsent;
     }
 
-    private void awaitConfirms(List<CompletableFuture<PublishResult>> results, long deadline) {
-        try {
-            CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
-                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            log.warn("RabbitMQ did not confirm every message of a batch within {}", config.confirmTimeout());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("a confirm result cannot fail", e);
-        }
+    /** Whether {@code topic} fits the 255 bytes of a routing key; encoded only when it could be longer. */
+    private static boolean fitsARoutingKey(String topic) {
+        // A UTF-16 char is at most 3 UTF-8 bytes (a surrogate pair, 2 chars, is 4).
+        return topic.length() * 3 <= RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES
+                || topic.getBytes(StandardCharsets.UTF_8).length <= RabbitMqPublisherConfig.MAX_SHORT_STRING_BYTES;
     }
 
     /** {@code rabbitmq}. */

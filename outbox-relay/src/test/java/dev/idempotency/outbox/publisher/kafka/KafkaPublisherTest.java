@@ -123,6 +123,27 @@ class KafkaPublisherTest {
     }
 
     @Test
+    void aBatchIsSentAtOnceInsteadOfWaitingOutLingerMs() {
+        String topic = newTopic(4, Map.of());
+        List<OutboxEvent> batch = IntStream.range(0, 200)
+                .mapToObj(i -> event("t", topic, "key-" + i, "{\"n\":" + i + "}", Map.of())).toList();
+
+        List<PublishResult> results;
+        long took;
+        try (KafkaPublisher publisher = publisher(KafkaPublisherConfig.builder().producerProperty("linger.ms", "40000"),
+                Duration.ofSeconds(90))) {
+            publisher.publish(List.of(event("t", topic, "warm-up", "{}", Map.of())));
+            long started = System.nanoTime();
+            results = publisher.publish(batch);
+            took = System.nanoTime() - started;
+        }
+
+        assertTrue(statuses(results).stream().allMatch(Status.PUBLISHED::equals), results::toString);
+        assertTrue(took < Duration.ofSeconds(20).toNanos(), "the batch took " + took / 1_000_000 + " ms; linger.ms is 40 s");
+        assertEquals(201, consume(topic, 201).size());
+    }
+
+    @Test
     void putsTheConfiguredPrefixInFrontOfTheTopic() {
         String suffix = randomSuffix();
         String prefixedTopic = "staging.orders-" + suffix;

@@ -21,6 +21,7 @@ import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -113,6 +114,24 @@ class NatsJetStreamPublisherTest {
         assertEquals("IOException: Error Publishing: 503 No Responders Available For Request", results.get(0).error());
         assertTrue(results.get(1).error().startsWith("IllegalArgumentException: Subject cannot contain space"),
                 results.get(1).error());
+    }
+
+    @Test
+    void anEventNoStreamCapturesInTheMiddleOfABigBatchIsRetriedAloneAndEveryOtherIsPublished() throws Exception {
+        List<OutboxEvent> batch = new ArrayList<>();
+        for (long id = 1; id <= 500; id++) {
+            batch.add(event(id, id == 250 ? "no-stream-here." + suffix : prefix + "orders"));
+        }
+
+        List<PublishResult> results;
+        try (NatsJetStreamPublisher publisher = new NatsJetStreamPublisher(config().subjectPrefix("").build())) {
+            results = publisher.publish(batch);
+        }
+
+        for (int i = 0; i < batch.size(); i++) {
+            assertEquals(i == 249 ? Status.RETRY : Status.PUBLISHED, results.get(i).status(), "event " + (i + 1) + ": " + results.get(i));
+        }
+        assertEquals(499, management.getStreamInfo(stream).getStreamState().getMsgCount());
     }
 
     @Test

@@ -20,9 +20,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -116,6 +120,56 @@ class RabbitMqPublisherTest {
         assertTrue(mandatory.get(0).error().startsWith("unroutable: no queue received it (312 NO_ROUTE"),
                 mandatory.get(0).error());
         assertEquals(List.of(Status.PUBLISHED), statuses(notMandatory));
+    }
+
+    @Test
+    void anUnroutableEventInTheMiddleOfABigBatchIsRetriedAloneAndEveryOtherIsPublished() throws Exception {
+        String nowhere = "nobody-listens-" + suffix;
+        List<OutboxEvent> batch = IntStream.rangeClosed(1, 500)
+                .mapToObj(id -> event(id, id == 250 ? nowhere : queue)).toList();
+
+        List<PublishResult> results;
+        try (RabbitMqPublisher publisher = new RabbitMqPublisher(config().build())) {
+            results = publisher.publish(batch);
+        }
+
+        for (int i = 0; i < batch.size(); i++) {
+            assertEquals(i == 249 ? Status.RETRY : Status.PUBLISHED, results.get(i).status(), "event " + (i + 1) + ": " + results.get(i));
+        }
+        assertTrue(results.get(249).error().contains("NO_ROUTE"), results.get(249).error());
+        List<String> received = receiveAll(queue);
+        assertEquals(499, received.size());
+        assertTrue(!received.contains(messageId(250)));
+    }
+
+    @Test
+    void whenTheConnectionIsCutUnderABatchEveryEventNotConfirmedIsUnavailableAndEveryPublishedOneIsInTheQueue() throws Exception {
+        String kilobyte = "{\"blob\":\"" + "x".repeat(1024) + "\"}";
+        List<OutboxEvent> batch = IntStream.rangeClosed(1, 20_000)
+                .mapToObj(id -> event(id, queue, "k" + id, kilobyte, Map.of())).toList();
+
+        List<PublishResult> results;
+        try (TcpProxy proxy = TcpProxy.to(BROKER_PORT);
+             RabbitMqPublisher publisher = new RabbitMqPublisher(config().port(proxy.port()).build())) {
+            CompletableFuture<List<PublishResult>> publishing = CompletableFuture.supplyAsync(() -> publisher.publish(batch));
+            // Cut once the broker holds part of the batch (or the batch is over).
+            Await.until("the broker holds part of the batch", Duration.ofSeconds(60),
+                    () -> publishing.isDone() || test.queueDeclarePassive(queue).getMessageCount() > 0);
+            proxy.cut();
+            results = publishing.get(60, TimeUnit.SECONDS);
+        }
+
+        List<String> received = receiveAll(queue);
+        for (int i = 0; i < batch.size(); i++) {
+            Status status = results.get(i).status();
+            assertTrue(status == Status.PUBLISHED || status == Status.UNAVAILABLE, "event " + (i + 1) + ": " + results.get(i));
+        }
+        Set<String> held = new HashSet<>(received);
+        for (int i = 0; i < batch.size(); i++) {
+            if (results.get(i).status() == Status.PUBLISHED) {
+                assertTrue(held.contains(messageId(i + 1)), "event " + (i + 1) + " reported PUBLISHED is in the queue");
+            }
+        }
     }
 
     @Test
