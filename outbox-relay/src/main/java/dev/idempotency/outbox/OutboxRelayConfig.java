@@ -236,7 +236,7 @@ public final class OutboxRelayConfig {
         private int maxAttempts = 20;
         private Duration backoffBase = Duration.ofSeconds(1);
         private Duration backoffMax = Duration.ofMinutes(5);
-        private boolean readAhead = true;
+        private boolean readAhead;
 
         private Builder() {
         }
@@ -349,8 +349,10 @@ public final class OutboxRelayConfig {
         }
 
         /**
-         * Whether the next page is read while the current one is published, behind a backlog; default true.
-         * Off, the broker waits for each read; the guarantees are the same either way.
+         * Whether the next page is read while the current one is published, behind a backlog; default false.
+         * On, the read and the publish overlap: worth it where both wait on the network (a relay apart from
+         * PostgreSQL and its broker, a slow webhook); where PostgreSQL, the broker and the relay share a few
+         * cores it can cost more than it gains (docs/performance.md). The guarantees are the same either way.
          */
         public Builder readAhead(boolean readAhead) {
             this.readAhead = readAhead;

@@ -1,6 +1,7 @@
 package dev.idempotency.outbox;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,17 +26,17 @@ class OutboxRelayConfigTest {
         assertEquals(32, a.partitions());
         assertEquals(Duration.ofSeconds(30), a.leaseDuration());
         assertEquals(Duration.ofSeconds(3), a.leaseSafetyMargin());
-        assertTrue(a.readAhead(), "the next page is read while the current one is published, unless turned off");
+        assertFalse(a.readAhead(), "each page is read after the one before it settled, unless read-ahead is turned on");
         assertNotEquals(a.instanceId(), b.instanceId());
     }
 
     @Test
-    void readAheadCanBeTurnedOffAndStaysOffWithThePublishersOwnTimeLimit() {
-        OutboxRelayConfig off = OutboxRelayConfig.builder().readAhead(false).build();
+    void readAheadCanBeTurnedOnAndStaysOnWithThePublishersOwnTimeLimit() {
+        OutboxRelayConfig on = OutboxRelayConfig.builder().readAhead(true).build();
 
-        assertEquals(false, off.readAhead());
-        assertEquals(false, off.withPublishTimeout(Duration.ofSeconds(5)).readAhead());
-        assertTrue(off.toString().contains("readAhead=false"), off.toString());
+        assertTrue(on.readAhead());
+        assertTrue(on.withPublishTimeout(Duration.ofSeconds(5)).readAhead());
+        assertTrue(on.toString().contains("readAhead=true"), on.toString());
     }
 
     @Test

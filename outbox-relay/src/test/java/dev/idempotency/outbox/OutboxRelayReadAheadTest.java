@@ -59,7 +59,7 @@ class OutboxRelayReadAheadTest {
     private OutboxRelayConfig.Builder builder(String instance) {
         return outbox.config(instance).partitions(1).batchSize(2).maxEventsPerKey(2).leaseDuration(Duration.ofSeconds(30))
                 .renewalInterval(Duration.ofSeconds(5)).publishTimeout(Duration.ofSeconds(10))
-                .backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(1));
+                .backoffBase(Duration.ofHours(1)).backoffMax(Duration.ofHours(1)).readAhead(true);
     }
 
     @Test
@@ -263,7 +263,7 @@ class OutboxRelayReadAheadTest {
         try (HikariDataSource relayPool = outbox.newPool(3);
              HikariDataSource writerPool = outbox.newPool(writers)) {
             OutboxRelay relay = OutboxRelay.builder(relayPool, publisher)
-                    .config(outbox.config("relay").partitions(4).batchSize(100).build()).build();
+                    .config(outbox.config("relay").partitions(4).batchSize(100).readAhead(true).build()).build();
             relay.start();
             ExecutorService threads = Executors.newFixedThreadPool(writers);
             try {

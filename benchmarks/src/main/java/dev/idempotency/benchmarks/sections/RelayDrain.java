@@ -76,7 +76,7 @@ final class RelayDrain {
 
     /** The relay configuration every section uses: the library's defaults with the run's tuning. */
     static OutboxRelayConfig config(BenchmarkRun run, String instanceId) {
-        return config(run, instanceId, true);
+        return config(run, instanceId, false);
     }
 
     /** {@link #config(BenchmarkRun, String)}, reading the next page ahead or not. */
@@ -104,7 +104,7 @@ final class RelayDrain {
     /** {@link #drain(BenchmarkRun, int, Supplier, long)} by relays built with {@code tracing}. */
     static double drain(BenchmarkRun run, int instances, Supplier<Publisher> publishers, long events, Tracing tracing)
             throws Exception {
-        return drain(run, instances, publishers, events, tracing, true);
+        return drain(run, instances, publishers, events, tracing, false);
     }
 
     /**

@@ -42,17 +42,17 @@ class BrokerSectionProgramTest {
         String[] brokers = {"JetStream", "RabbitMQ", "Kafka"};
         for (int i = 0; i < brokers.length; i++) {
             String relay = rows.get(4 * i);
-            String sequential = rows.get(4 * i + 1);
+            String readAhead = rows.get(4 * i + 1);
             String raw = rows.get(4 * i + 2);
             String alone = rows.get(4 * i + 3);
             assertTrue(relay.matches(".*" + brokers[i] + ": relay drains " + EVENTS + " events .* [1-9]\\d* .*relay/raw \\d+\\.\\d\\d"
                     + " +(met|NOT MET): relay/raw >= 0\\.90.*"), relay);
-            assertTrue(sequential.matches(".*" + brokers[i] + ": relay without read-ahead .*read-ahead/without \\d+\\.\\d\\d.*"),
-                    sequential);
+            assertTrue(readAhead.matches(".*" + brokers[i] + ": relay with read-ahead .*read-ahead/without \\d+\\.\\d\\d.*"),
+                    readAhead);
             assertTrue(raw.matches(".*" + brokers[i] + ": the client alone publishes the same " + EVENTS + " .* [1-9]\\d* .*limit.*"), raw);
             // Every event reached the broker both ways: the acknowledgements were real (the relay at least once).
             assertTrue(held(relay) >= EVENTS, relay);
-            assertTrue(held(sequential) >= EVENTS, sequential);
+            assertTrue(held(readAhead) >= EVENTS, readAhead);
             assertEquals(EVENTS, held(raw), raw);
             assertTrue(alone.matches(".*" + brokers[i] + ": the library's publisher alone publishes the same " + EVENTS
                     + " .*publisher/raw \\d+\\.\\d\\d.*"), alone);

@@ -183,7 +183,8 @@ public class IdempotencyAutoConfiguration {
             IdempotencyProperties.Relay relay = properties.relay();
             OutboxRelayConfig.Builder config = OutboxRelayConfig.builder().schema(properties.schema())
                     .partitions(relay.partitions()).batchSize(relay.batchSize()).idlePollMax(relay.idlePollMax())
-                    .linger(relay.linger()).positionWriteInterval(relay.positionWriteInterval());
+                    .linger(relay.linger()).positionWriteInterval(relay.positionWriteInterval())
+                    .readAhead(relay.readAhead());
             if (!relay.instanceId().isEmpty()) {
                 config.instanceId(relay.instanceId());
             }

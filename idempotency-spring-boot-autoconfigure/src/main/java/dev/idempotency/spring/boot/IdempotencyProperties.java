@@ -131,6 +131,8 @@ public record IdempotencyProperties(
      *               (see {@code OutboxRelayConfig.linger()}); 0 reads again at once
      * @param positionWriteInterval the longest time between position writes while the relay keeps up
      *               (see {@code OutboxRelayConfig.positionWriteInterval()}); 0 writes after every page
+     * @param readAhead behind a backlog, read the next page while the current one is published (see
+     *               {@code OutboxRelayConfig.Builder.readAhead}): for a relay apart from PostgreSQL and its broker
      * @param metricsRefreshInterval how often the backlog and dead-letter gauges are read from the database
      * @param stallAfter the relay's health is DOWN once the same event has stayed the oldest pending one this
      *               long across health checks, only aging: the relays make no progress (see {@code OutboxStall})
@@ -145,6 +147,7 @@ public record IdempotencyProperties(
             @DefaultValue("1s") Duration idlePollMax,
             @DefaultValue("10ms") Duration linger,
             @DefaultValue("100ms") Duration positionWriteInterval,
+            @DefaultValue("false") boolean readAhead,
             @DefaultValue("10s") Duration metricsRefreshInterval,
             @DefaultValue("5m") Duration stallAfter) {
     }

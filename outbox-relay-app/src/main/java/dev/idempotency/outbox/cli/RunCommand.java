@@ -97,6 +97,11 @@ final class RunCommand implements Callable<Integer> {
                     + " 0ms reads again at once (env OUTBOX_LINGER; default: 10ms).")
     Duration linger;
 
+    @Option(names = "--read-ahead", arity = "0..1", defaultValue = "${env:OUTBOX_READ_AHEAD}",
+            description = "Behind a backlog, read the next page while the current one is published: for a relay apart"
+                    + " from PostgreSQL and its broker (env OUTBOX_READ_AHEAD; default: false).")
+    Boolean readAhead;
+
     @Option(names = "--position-write-interval", defaultValue = "${env:OUTBOX_POSITION_WRITE_INTERVAL}",
             converter = DurationConverter.class,
             description = "Longest time between position writes while the relay keeps up, 0 to 10s; after a crash the"
@@ -244,6 +249,9 @@ final class RunCommand implements Callable<Integer> {
         }
         if (positionWriteInterval != null) {
             builder.positionWriteInterval(positionWriteInterval);
+        }
+        if (readAhead != null) {
+            builder.readAhead(readAhead);
         }
         return builder.build();
     }

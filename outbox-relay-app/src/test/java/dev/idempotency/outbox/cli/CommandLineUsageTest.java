@@ -23,7 +23,8 @@ class CommandLineUsageTest {
             "--partitions", OutboxRelayConfig::partitions, "--batch-size", OutboxRelayConfig::batchSize,
             "--lease", OutboxRelayConfig::leaseDuration, "--renewal-interval", OutboxRelayConfig::renewalInterval,
             "--max-attempts", OutboxRelayConfig::maxAttempts, "--idle-poll-max", OutboxRelayConfig::idlePollMax,
-            "--linger", OutboxRelayConfig::linger, "--position-write-interval", OutboxRelayConfig::positionWriteInterval);
+            "--linger", OutboxRelayConfig::linger, "--position-write-interval", OutboxRelayConfig::positionWriteInterval,
+            "--read-ahead", OutboxRelayConfig::readAhead);
 
     @Test
     void anUnknownFlagGetsOneErrorLineAndAHintNamingTheNearestFlagNotTheUsage() {
@@ -60,7 +61,8 @@ class CommandLineUsageTest {
             Matcher stated = DEFAULT.matcher(description(run().findOption(flag)));
             assertTrue(stated.find(), flag);
             Object actual = setting.apply(defaults);
-            Object expected = actual instanceof Integer ? Integer.valueOf(stated.group(1)) : durations.convert(stated.group(1));
+            Object expected = actual instanceof Integer ? Integer.valueOf(stated.group(1))
+                    : actual instanceof Boolean ? Boolean.valueOf(stated.group(1)) : durations.convert(stated.group(1));
             assertEquals(actual, expected, flag);
         });
     }
