@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * has a pending retry; other keys go on, and the page's position passes them all. A rejected, out of
  * attempts or undecodable event is dead-lettered and its key goes on.
  *
- * <p>While a page is published, the page after it is read ahead ({@link NextPageReader}); it is taken
+ * <p>With read-ahead on ({@link OutboxRelayConfig#readAhead()}, off by default), the page after the one being
+ * published is read meanwhile ({@link NextPageReader}); it is taken
  * next only if this page settled whole under the same leases, and the keys this page moved to
  * outbox_retries are held back in it, since it was read before they got there.
  *

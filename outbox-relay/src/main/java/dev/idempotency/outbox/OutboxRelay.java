@@ -116,9 +116,10 @@ import org.slf4j.LoggerFactory;
  * statement, from the lease thread; a failed write is logged and its counts dropped) and when it stops,
  * for the console of any process. On an older schema it records nothing and says so once at INFO.
  *
- * <p>The relay runs on four daemon threads of its own (leases, worker, publish calls, reading the next
- * page ahead, started behind the first backlog) and uses at most two connections of the given pool at a
- * time (the worker waits for the page read ahead before its own next statement); a pool of its own (or
+ * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls; a fourth reads the
+ * next page ahead when {@link OutboxRelayConfig#readAhead()} is on, started behind the first backlog) and
+ * uses at most two connections of the given pool at a time (the worker waits for the page read ahead
+ * before its own next statement); a pool of its own (or
  * room for those two in a shared one) keeps lease renewals from queueing behind other work. It closes neither the data
  * source nor the publisher. A relay starts once; after {@link #stop()} make a new one.
  */
