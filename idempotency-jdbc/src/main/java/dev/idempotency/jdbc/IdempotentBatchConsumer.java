@@ -664,16 +664,20 @@ public final class IdempotentBatchConsumer {
             handle.commit();
             return;
         }
-        PgTransactions.commitWith(handle, () -> sql.completeBatchThenCommit.execute(connection, call -> bindKeys(call, completed)
-                .text("result", applied.json()).text("resultType", applied.typeName()).integer("expected", completed.size())));
+        PgTransactions.commitWith(handle, () -> sql.completeBatchThenCommit.execute(connection, call -> bindCompletion(call, completed)));
     }
 
     /** Stores the outcome of every message in {@code completed} in one statement. */
     private void complete(Connection connection, List<Claim> completed) {
         if (!completed.isEmpty()) {
-            sql.completeBatch.execute(connection, call -> bindKeys(call, completed).text("result", applied.json())
-                    .text("resultType", applied.typeName()).integer("expected", completed.size()));
+            sql.completeBatch.execute(connection, call -> bindCompletion(call, completed));
         }
+    }
+
+    /** The binds of {@link ExecutorSql}'s batch completion: the keys, the applied result, how many rows it must update. */
+    private JdbcStatement.Call bindCompletion(JdbcStatement.Call call, List<Claim> completed) throws SQLException {
+        return bindKeys(call, completed).text("result", applied.json()).text("resultType", applied.typeName())
+                .integer("expected", completed.size());
     }
 
     private void storeWithEvents(Connection connection, Claim claim, TransactionOutbox outbox) {
