@@ -27,10 +27,10 @@ import org.slf4j.LoggerFactory;
  * has a pending retry; other keys go on, and the page's position passes them all. A rejected, out of
  * attempts or undecodable event is dead-lettered and its key goes on.
  *
- * <p>With read-ahead on ({@link OutboxRelayConfig#readAhead()}, off by default), the page after the one being
- * published is read meanwhile ({@link NextPageReader}); it is taken
- * next only if this page settled whole under the same leases, and the keys this page moved to
- * outbox_retries are held back in it, since it was read before they got there.
+ * <p>With read-ahead on ({@link OutboxRelayConfig#readAhead()}, off by default), the page after the one
+ * being published is read meanwhile ({@link NextPageReader}); it is taken next only if this page settled
+ * whole under the same leases, and the keys this page moved to outbox_retries are held back in it,
+ * since it was read before they got there.
  *
  * <p>An UNAVAILABLE result (the broker cannot be reached) is not an attempt: its event and the rest
  * of the page stay unsettled (the position stops before them), the cycle ends after that wave, and
@@ -137,7 +137,7 @@ final class OutboxDispatcher {
             writePositions();
             return read;
         }
-        // The next page is read while this one is published; it is settled after this one, if it still holds.
+        // With read-ahead, the next page is read while this one is published; it is settled after this one, if it holds.
         if (readAhead) {
             nextPage.readAfter(page, pageLeases);
         }

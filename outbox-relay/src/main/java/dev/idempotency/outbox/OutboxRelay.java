@@ -48,9 +48,10 @@ import org.slf4j.LoggerFactory;
  * (however long it runs) is in a later batch. A page is published in waves of at most one event per
  * key (a key's next event only after the broker acknowledged the previous one), with the broker's
  * acknowledgements of a wave awaited together, then the position moves with one fenced statement.
- * Behind a backlog the next page is read while the current one is published, from the position the
- * current one leaves, and published only if the current one settled whole under the same leases
- * (else it is read again); the keys the current one moved to outbox_retries are held back in it.
+ * With read-ahead on ({@link OutboxRelayConfig#readAhead()}, off by default), behind a backlog the next
+ * page is read while the current one is published, from the position the current one leaves, and
+ * published only if the current one settled whole under the same leases (else it is read again); the
+ * keys the current one moved to outbox_retries are held back in it.
  *
  *  * <h2>Fencing, and the window that remains</h2>
  * Every write of the relay (a position, retries, dead letters) is one statement that also checks that
@@ -119,9 +120,9 @@ import org.slf4j.LoggerFactory;
  * <p>The relay runs on three daemon threads of its own (leases, worker, publish calls; a fourth reads the
  * next page ahead when {@link OutboxRelayConfig#readAhead()} is on, started behind the first backlog) and
  * uses at most two connections of the given pool at a time (the worker waits for the page read ahead
- * before its own next statement); a pool of its own (or
- * room for those two in a shared one) keeps lease renewals from queueing behind other work. It closes neither the data
- * source nor the publisher. A relay starts once; after {@link #stop()} make a new one.
+ * before its own next statement); a pool of its own (or room for those two in a shared one) keeps lease
+ * renewals from queueing behind other work. It closes neither the data source nor the publisher. A
+ * relay starts once; after {@link #stop()} make a new one.
  */
 public final class OutboxRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);

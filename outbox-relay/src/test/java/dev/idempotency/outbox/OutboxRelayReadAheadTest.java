@@ -51,6 +51,15 @@ class OutboxRelayReadAheadTest {
         }
     }
 
+    /** Five events, each of a key of its own: pages of 2 make three pages of them. */
+    private List<Long> fiveEventsOfFiveKeys() {
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(outbox.insert("t", "orders", "k" + i, "{}"));
+        }
+        return ids;
+    }
+
     /** One partition, pages of 2, retries an hour apart: nothing is retried unless the test makes it due. */
     private OutboxRelayConfig config(String instance) {
         return builder(instance).build();
@@ -64,10 +73,7 @@ class OutboxRelayReadAheadTest {
 
     @Test
     void withReadAheadOffEachPageIsReadAfterThePageBeforeSettled() throws Exception {
-        List<Long> ids = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            ids.add(outbox.insert("t", "orders", "k" + i, "{}"));
-        }
+        List<Long> ids = fiveEventsOfFiveKeys();
         OutboxRelayConfig config = builder("relay").readAhead(false).build();
         PartitionLeases leases = leases(config);
         assertEquals(1, leases.acquire(1));
@@ -142,10 +148,7 @@ class OutboxRelayReadAheadTest {
 
     @Test
     void aLeaseLostWhileThePageAfterIsReadAheadPublishesNothingOfThatPage() throws Exception {
-        List<Long> ids = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            ids.add(outbox.insert("t", "orders", "k" + i, "{}"));
-        }
+        List<Long> ids = fiveEventsOfFiveKeys();
         OutboxRelayConfig config = config("zombie");
         PartitionLeases zombie = leases(config);
         assertEquals(1, zombie.acquire(1));
@@ -172,10 +175,7 @@ class OutboxRelayReadAheadTest {
 
     @Test
     void aBrokerOutageDuringAPageDropsThePageReadAheadAndTheRestIsReadAgainAfterIt() throws Exception {
-        List<Long> ids = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            ids.add(outbox.insert("t", "orders", "k" + i, "{}"));
-        }
+        List<Long> ids = fiveEventsOfFiveKeys();
         long unreachable = ids.get(1);
         AtomicBoolean down = new AtomicBoolean(true);
         Publisher broker = new Publisher() {
@@ -217,10 +217,7 @@ class OutboxRelayReadAheadTest {
 
     @Test
     void aPageReadAheadUnderALeaseThatChangedIsReadAgainUnderTheNewOne() throws Exception {
-        List<Long> ids = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            ids.add(outbox.insert("t", "orders", "k" + i, "{}"));
-        }
+        List<Long> ids = fiveEventsOfFiveKeys();
         OutboxRelayConfig config = config("relay");
         PartitionLeases leases = leases(config);
         assertEquals(1, leases.acquire(1));
