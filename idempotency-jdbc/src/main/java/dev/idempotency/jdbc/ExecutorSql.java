@@ -449,6 +449,25 @@ final class ExecutorSql {
     private static final String BATCH_KEYS = "unnest(CAST(:tenants AS text[]), CAST(:keys AS text[])) AS b(tenant, k)";
 
     /**
+     * Batch consumer: the key row of each key of {@link #BATCH_KEYS} that has one, found by its primary
+     * key, one index lookup per key. The {@code LATERAL ... LIMIT 1} is why: joined plainly, a plan
+     * PostgreSQL cached while the keys table was small (a new deployment, after a TRUNCATE, before its
+     * first ANALYZE) hashes the batch and scans the whole table, at every batch, as the table grows.
+     */
+    private static final String BATCH_KEY_ROWS = """
+            <batch_keys>
+            CROSS JOIN LATERAL (SELECT ctid AS row_id, * FROM <schema>.idempotency_keys
+                                WHERE tenant_id = b.tenant AND idempotency_key = b.k LIMIT 1) AS s""";
+
+    /**
+     * Batch consumer: the physical row ({@code ctid}, {@code row_id}) of each key row of {@link #BATCH_KEY_ROWS}, for an
+     * update or delete of those rows that plans as those lookups do. Only rows this transaction
+     * claimed are updated or deleted this way; its row locks keep them where they are until it ends.
+     */
+    private static final String BATCH_KEY_ROW_IDS = """
+            (SELECT s.row_id FROM <batch_key_rows>) AS claimed""";
+
+    /**
      * Batch consumer: claims every key of a batch in one execution of four statements (one Sync, one
      * round trip): bounds lock_timeout to the wait budget (saving the connection's own, as
      * {@link #CLAIM_KEY} does), inserts the batch's keys with {@code ON CONFLICT DO NOTHING} and
@@ -475,8 +494,7 @@ final class ExecutorSql {
             RETURNING tenant_id, idempotency_key;
             SELECT s.tenant_id, s.idempotency_key, s.status, CAST(s.failure AS text) AS failure,
                    s.expires_at <= now() AND <settled> AS reclaimable
-            FROM <schema>.idempotency_keys AS s
-            JOIN <batch_keys> ON s.tenant_id = b.tenant AND s.idempotency_key = b.k;
+            FROM <batch_key_rows>;
             SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
 
     /**
@@ -489,8 +507,8 @@ final class ExecutorSql {
             WITH completed AS (
                 UPDATE <schema>.idempotency_keys AS s
                 SET status = 'completed', result = CAST(:result AS jsonb), result_type = :resultType, updated_at = now()
-                FROM <batch_keys>
-                WHERE s.tenant_id = b.tenant AND s.idempotency_key = b.k AND s.status = 'processing'
+                FROM <batch_key_row_ids>
+                WHERE s.ctid = claimed.row_id AND s.status = 'processing'
                 RETURNING 1)
             SELECT CASE WHEN count(*) = :expected THEN 1 ELSE CAST(current_setting('<key_row_missing>') AS int) END
             FROM completed""";
@@ -511,8 +529,8 @@ final class ExecutorSql {
      */
     private static final String RELEASE_BATCH_CLAIMS = """
             DELETE FROM <schema>.idempotency_keys AS s
-            USING <batch_keys>
-            WHERE s.tenant_id = b.tenant AND s.idempotency_key = b.k AND s.status = 'processing'""";
+            USING <batch_key_row_ids>
+            WHERE s.ctid = claimed.row_id AND s.status = 'processing'""";
 
     /**
      * Batch consumer: takes one failed-attempt slot of a message (a key of its own, stored completed
@@ -776,7 +794,8 @@ final class ExecutorSql {
     private static String render(String template, String quotedSchema) {
         return template.replace("<trace_columns>", "").replace("<trace_values>", "")
                 .replace("<trace_row_values>", "").replace("<trace_arrays>", "")
-                .replace("<store_result>", STORE_RESULT).replace("<batch_keys>", BATCH_KEYS)
+                .replace("<store_result>", STORE_RESULT).replace("<batch_key_row_ids>", BATCH_KEY_ROW_IDS)
+                .replace("<batch_key_rows>", BATCH_KEY_ROWS).replace("<batch_keys>", BATCH_KEYS)
                 .replace("<key_row_missing>", KEY_ROW_MISSING)
                 .replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
                 .replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
