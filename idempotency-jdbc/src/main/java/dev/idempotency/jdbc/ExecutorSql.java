@@ -468,10 +468,11 @@ final class ExecutorSql {
             (SELECT s.row_id FROM <batch_key_rows>) AS claimed""";
 
     /**
-     * Batch consumer: claims every key of a batch in one execution of four statements (one Sync, one
+     * Batch consumer: claims every key of a batch in one execution of three statements (one Sync, one
      * round trip): bounds lock_timeout to the wait budget (saving the connection's own, as
      * {@link #CLAIM_KEY} does), inserts the batch's keys with {@code ON CONFLICT DO NOTHING} and
-     * returns those it inserted, reads what every key of the batch holds, and puts lock_timeout back.
+     * returns those it inserted, and puts lock_timeout back. The keys it did not insert are then read
+     * ({@link #READ_BATCH_KEYS}): a batch of new messages reads nothing.
      *
      * <p>Locking: the insert takes the row lock of each key it inserts, in (tenant, key) order, until
      * the batch's transaction ends; against a concurrent caller's uncommitted row of the same key it
@@ -479,8 +480,7 @@ final class ExecutorSql {
      * else inserts nothing), bounded by the budget: past it the statement fails with 55P03, the batch
      * rolls back and nothing of it ran. The sorted order makes two batches that share keys wait for
      * each other rather than deadlock. Against a committed row it inserts nothing and locks nothing,
-     * so a replayed batch writes nothing. The read runs after the insert has finished, so at READ
-     * COMMITTED it sees what the rows it waited for committed; it takes no lock.
+     * so a replayed batch writes nothing.
      */
     private static final String CLAIM_BATCH = """
             SELECT set_config('lock_timeout', :waitBudget, true)
@@ -492,10 +492,17 @@ final class ExecutorSql {
             ORDER BY b.tenant, b.k
             ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
             RETURNING tenant_id, idempotency_key;
+            SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
+
+    /**
+     * Batch consumer: what each key of a batch that {@link #CLAIM_BATCH} did not insert holds, to
+     * replay it. It runs after the claim has finished, so at READ COMMITTED it sees what the rows the
+     * claim waited for committed; it takes no lock.
+     */
+    private static final String READ_BATCH_KEYS = """
             SELECT s.tenant_id, s.idempotency_key, s.status, CAST(s.failure AS text) AS failure,
                    s.expires_at <= now() AND <settled> AS reclaimable
-            FROM <batch_key_rows>;
-            SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
+            FROM <batch_key_rows>""";
 
     /**
      * Batch consumer: stores the same result (the consumer's {@code true}) in every key of a batch
@@ -682,8 +689,9 @@ final class ExecutorSql {
      * transaction's connection, as the executor's are.
      */
     static final class BatchStatements {
-        /** {@link #CLAIM_BATCH}: the batch's claim, four statements in one execution. */
+        /** {@link #CLAIM_BATCH}: the batch's claim, three statements in one execution. */
         final JdbcStatement claimBatch;
+        final JdbcStatement readBatchKeys;
         final JdbcStatement reclaimExpiredKey;
         final JdbcStatement completeBatch;
         /** {@link #COMPLETE_BATCH_THEN_COMMIT}: the completion and our COMMIT, in one round trip. */
@@ -698,6 +706,7 @@ final class ExecutorSql {
         BatchStatements(String schema) {
             String quoted = '"' + schema + '"';
             this.claimBatch = JdbcStatement.of(render(CLAIM_BATCH, quoted));
+            this.readBatchKeys = JdbcStatement.of(render(READ_BATCH_KEYS, quoted));
             this.reclaimExpiredKey = JdbcStatement.of(render(RECLAIM_EXPIRED_KEY, quoted));
             this.completeBatch = JdbcStatement.of(render(COMPLETE_BATCH, quoted));
             this.completeBatchThenCommit = JdbcStatement.of(render(COMPLETE_BATCH_THEN_COMMIT, quoted));

@@ -38,14 +38,17 @@ import org.slf4j.LoggerFactory;
  * <p>One call of {@link #consume} first runs the whole batch in one transaction, without savepoints:
  * <ol>
  * <li>claims every message of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
- *     RETURNING} over the batch's keys, with a read of what the others hold, in one round trip).
+ *     RETURNING} over the batch's keys, in one round trip), then, if it did not insert them all, reads
+ *     what the others hold, in one round trip more.
  *     A message whose key another delivery already committed is a replay ({@link Delivery.Outcome#DUPLICATE},
  *     or {@link Delivery.Outcome#FAILED_PERMANENTLY} for a stored business failure): its handler does not run.
  *     A message id given twice in the batch is claimed once; the later copy gets the first's
  *     decision (a replay, never a second run). A key another transaction holds uncommitted is waited for,
  *     at most the executor's wait budget; past it the whole batch gets {@link Delivery.Outcome#IN_PROGRESS}
  *     and nothing of it ran.</li>
- * <li>runs the handler of each claimed message, in the batch's order, on one connection.</li>
+ * <li>runs the handler of each claimed message, in the batch's order, on one connection; or, with
+ *     {@link #consumeAll}, calls a {@link BatchHandler} once for all of them (once per run of one tenant's
+ *     messages), which can write them in one statement instead of a round trip each.</li>
  * <li>stores every applied message's outcome in one statement and commits once, the {@code COMMIT} sent
  *     with that statement in one round trip (where the executor's pooler check lets our {@code COMMIT}
  *     be a named statement; otherwise on its own, a round trip more). Only then do the
@@ -54,9 +57,11 @@ import org.slf4j.LoggerFactory;
  *     gets {@link Delivery.Outcome#TRANSIENT_FAILURE}: its redelivery runs it again.</li>
  * </ol>
  * When a handler throws (or its SQL fails and aborts the transaction), that transaction is rolled back
- * and the batch runs again, claimed anew, with each message inside a {@code SAVEPOINT} of its own, in
+ * and the batch runs again, claimed anew, with each message inside a {@code SAVEPOINT} of its own (and a
+ * {@link BatchHandler} called for it alone), in
  * transactions of at most {@value #MAX_MESSAGES_PER_TRANSACTION} distinct messages committed one after
- * another in the batch's order. The failed message is not run again: it is decided from its failure.
+ * another in the batch's order. The failed message is not run again: it is decided from its failure
+ * (after a {@link BatchHandler}'s call for several messages failed, which one failed is unknown, so each runs again).
  * A handler that throws then is rolled back to its savepoint: its writes and its outbox events are
  * undone, the others' are kept, and the next handler runs. A failed message's claim is removed, so
  * nothing of it commits: a {@link BusinessFailure} is stored and acknowledged
@@ -82,7 +87,8 @@ import org.slf4j.LoggerFactory;
  * locks of events its handlers published) from its claim to its commit, so a redelivery of one of its
  * messages to another consumer waits for the whole batch. The first transaction costs the claim, the
  * handlers' own statements, and one statement storing the outcomes with the commit: two round trips
- * per batch besides the handlers', none per message of its own. A batch with a failed handler costs
+ * per batch besides the handlers' (three when the claim found keys taken), none per message of its own.
+ * A batch with a failed handler costs
  * that again, plus a savepoint per message. The transactions with savepoints hold at most
  * {@value #MAX_MESSAGES_PER_TRANSACTION} messages because each handler that writes then uses a
  * subtransaction, and PostgreSQL caches at most 64 of a transaction's subtransactions: past that,
@@ -175,6 +181,24 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
+     * Applies the effects of several messages of one tenant in one call, in the batch's transaction
+     * (for {@link #consumeAll}): one statement for all of them, a JDBC batch, saves the round trip per
+     * message that a {@link Handler} costs. {@code messages} are the batch's messages to run, in its
+     * order: never a replay, a copy or an invalid one. {@link PostgresTransaction#tenant()} is theirs,
+     * {@link PostgresTransaction#key()} the first one's, and its outbox's events commit with them all.
+     * When the call throws, its transaction rolls back and each message is run again by a call of its
+     * own, {@code messages} holding it alone, as {@link Handler} runs (see {@link #consumeAll}); so a
+     * message's writes must not depend on the others of its call. Never commit, roll back or close the
+     * handle (as for {@link Handler}).
+     *
+     * @param <M> the broker's message type
+     */
+    @FunctionalInterface
+    public interface BatchHandler<M> {
+        void handle(PostgresTransaction tx, List<M> messages) throws Exception;
+    }
+
+    /**
      * One message of a batch and what to tell the broker about it, after the batch's commit.
      *
      * @param message the message as given to {@link #consume}
@@ -215,17 +239,48 @@ public final class IdempotentBatchConsumer {
     public <M> List<Result<M>> consume(List<M> messages, Function<? super M, String> messageId,
                                        Function<? super M, String> tenant, BiFunction<? super M, String, String> headers,
                                        Handler<? super M> handler) {
+        Objects.requireNonNull(handler, "handler");
+        return consume(messages, messageId, tenant, headers, (tx, one) -> handler.handle(tx, one.get(0)), false);
+    }
+
+    /**
+     * {@link #consume(List, Function, Function, Handler)}, with the handler called once for every run of
+     * consecutive messages of one tenant to apply (for a batch of one tenant, once), so that it can
+     * write them all in one statement. If that call throws, its transaction rolls back and the batch
+     * runs again, claimed anew, as after a failed {@link Handler}: each message in a savepoint of its
+     * own and a call of its own, decided from how that call ends. Results, acknowledgements and
+     * failures are as {@link #consume(List, Function, Function, Handler)}'s.
+     */
+    public <M> List<Result<M>> consumeAll(List<M> messages, Function<? super M, String> messageId,
+                                          Function<? super M, String> tenant, BatchHandler<M> handler) {
+        return consumeAll(messages, messageId, tenant, (message, header) -> null, handler);
+    }
+
+    /**
+     * {@link #consumeAll(List, Function, Function, BatchHandler)} for messages whose headers may carry a
+     * trace, read as {@link #consume(List, Function, Function, BiFunction, Handler)} reads them.
+     */
+    public <M> List<Result<M>> consumeAll(List<M> messages, Function<? super M, String> messageId,
+                                          Function<? super M, String> tenant, BiFunction<? super M, String, String> headers,
+                                          BatchHandler<M> handler) {
+        Objects.requireNonNull(handler, "handler");
+        return consume(messages, messageId, tenant, headers, handler, true);
+    }
+
+    /** Both modes: {@code together} calls {@code handler} once per run of one tenant's messages, else once per message. */
+    private <M> List<Result<M>> consume(List<M> messages, Function<? super M, String> messageId,
+                                        Function<? super M, String> tenant, BiFunction<? super M, String, String> headers,
+                                        BatchHandler<M> handler, boolean together) {
         Objects.requireNonNull(messages, "messages");
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(headers, "headers");
-        Objects.requireNonNull(handler, "handler");
         if (messages.size() > MAX_BATCH_SIZE) {
             throw new IllegalArgumentException("a batch holds at most " + MAX_BATCH_SIZE + " messages (was "
                     + messages.size() + "); split it");
         }
         if (traces == Traces.none()) {
-            return deliver(messages, messageId, tenant, handler);
+            return deliver(messages, messageId, tenant, handler, together);
         }
         List<W3cContext> contexts = new ArrayList<>(messages.size());
         for (M message : messages) {
@@ -233,7 +288,7 @@ public final class IdempotentBatchConsumer {
                     headers.apply(message, W3cContext.TRACESTATE)));
         }
         try (TracedSpan span = traces.startBatchProcess(name, contexts)) {
-            List<Result<M>> results = deliver(messages, messageId, tenant, handler);
+            List<Result<M>> results = deliver(messages, messageId, tenant, handler, together);
             Map<Delivery.Outcome, Integer> counts = new EnumMap<>(Delivery.Outcome.class);
             Exception firstError = null;
             for (Result<M> result : results) {
@@ -255,7 +310,7 @@ public final class IdempotentBatchConsumer {
     }
 
     private <M> List<Result<M>> deliver(List<M> messages, Function<? super M, String> messageId,
-                                        Function<? super M, String> tenant, Handler<? super M> handler) {
+                                        Function<? super M, String> tenant, BatchHandler<M> handler, boolean together) {
         Batch<M> batch = new Batch<>(messages);
         for (int i = 0; i < messages.size(); i++) {
             M message = messages.get(i);
@@ -271,7 +326,7 @@ public final class IdempotentBatchConsumer {
         if (claims.isEmpty()) {
             return batch.results();
         }
-        Failed failed = runWithoutSavepoints(batch, claims, handler);
+        Failed failed = runWithoutSavepoints(batch, claims, handler, together);
         if (failed == null) {
             return batch.results();
         }
@@ -299,7 +354,7 @@ public final class IdempotentBatchConsumer {
      * subtransaction. Returns null when every message is decided (committed, or undone as a whole); else,
      * rolled back, the message whose handler failed, for the batch to run again with savepoints.
      */
-    private <M> Failed runWithoutSavepoints(Batch<M> batch, List<Claim> claims, Handler<? super M> handler) {
+    private <M> Failed runWithoutSavepoints(Batch<M> batch, List<Claim> claims, BatchHandler<M> handler, boolean together) {
         Handle handle = openAndBegin(batch, claims);
         if (handle == null) {
             return null;
@@ -311,14 +366,14 @@ public final class IdempotentBatchConsumer {
             }
             List<Claim> completed = new ArrayList<>();
             boolean wroteEvents = false;
-            for (Claim claim : claimed) {
-                TransactionOutbox outbox = newOutbox(claim);
+            for (List<Claim> call : together ? byTenantRuns(claimed) : one(claimed)) {
+                TransactionOutbox outbox = newOutbox(call.get(0));
                 try {
-                    wroteEvents |= apply(handle, batch, claimed, claim, handler, outbox, completed);
+                    wroteEvents |= apply(handle, batch, claimed, call, handler, outbox, completed);
                 } catch (TransactionEndedByHandlerException e) {
                     throw e;
                 } catch (Exception e) {
-                    requireOpenTransaction(handle, batch, claimed, claim);
+                    requireOpenTransaction(handle, batch, claimed, call);
                     outbox.discard();
                     outbox.close();
                     RuntimeException failure = e instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
@@ -326,8 +381,10 @@ public final class IdempotentBatchConsumer {
                         decideAll(batch, claimed, undone(failure));
                         return null;
                     }
-                    // An aborted transaction fails every statement after the one that aborted it: not this handler's own failure.
-                    return new Failed(IN_FAILED_TRANSACTION.equals(DatabaseErrors.sqlState(e)) ? -1 : claim.index, e);
+                    // An aborted transaction fails every statement after the one that aborted it: not this handler's own
+                    // failure; and a call for several messages does not say whose it was.
+                    boolean own = call.size() == 1 && !IN_FAILED_TRANSACTION.equals(DatabaseErrors.sqlState(e));
+                    return new Failed(own ? call.get(0).index : -1, e);
                 }
             }
             try {
@@ -344,6 +401,32 @@ public final class IdempotentBatchConsumer {
         } finally {
             closeQuietly(handle);
         }
+    }
+
+    /** Each claim a call of its own. */
+    private static List<List<Claim>> one(List<Claim> claimed) {
+        List<List<Claim>> calls = new ArrayList<>(claimed.size());
+        for (Claim claim : claimed) {
+            calls.add(List.of(claim));
+        }
+        return calls;
+    }
+
+    /** The claims cut into runs of consecutive claims of one tenant, in the batch's order: a call of a {@link BatchHandler} each. */
+    private static List<List<Claim>> byTenantRuns(List<Claim> claimed) {
+        List<List<Claim>> calls = new ArrayList<>();
+        List<Claim> run = new ArrayList<>();
+        for (Claim claim : claimed) {
+            if (!run.isEmpty() && !run.get(0).tenant.equals(claim.tenant)) {
+                calls.add(run);
+                run = new ArrayList<>();
+            }
+            run.add(claim);
+        }
+        if (!run.isEmpty()) {
+            calls.add(run);
+        }
+        return calls;
     }
 
     /** Rolls the batch's transaction back; false when that failed too (the connection is gone). */
@@ -415,7 +498,7 @@ public final class IdempotentBatchConsumer {
      * message in a savepoint of its own, deciding each; {@code failed}'s message is not run again but
      * decided from its failure. Returns whether the transaction committed.
      */
-    private <M> boolean run(Batch<M> batch, List<Claim> part, Handler<? super M> handler, Failed failed) {
+    private <M> boolean run(Batch<M> batch, List<Claim> part, BatchHandler<M> handler, Failed failed) {
         Handle handle = openAndBegin(batch, part);
         if (handle == null) {
             return false;
@@ -468,13 +551,11 @@ public final class IdempotentBatchConsumer {
                     inserted.put(new Scope(rows.getString(1), rows.getString(2)), Boolean.TRUE);
                 }
             }
-            try (ResultSet rows = call.nextRows()) {
-                while (rows.next()) {
-                    found.put(new Scope(rows.getString(1), rows.getString(2)),
-                            new Stored(rows.getString(3), rows.getString(4), rows.getBoolean(5)));
-                }
-            }
             call.nextRows().close(); // lock_timeout restored
+            List<Claim> taken = part.stream().filter(claim -> !inserted.containsKey(new Scope(claim.tenant, claim.key))).toList();
+            if (!taken.isEmpty()) {
+                readKeys(connection, taken, found);
+            }
         } catch (SQLException e) {
             throw JdbcStatement.failure(e);
         }
@@ -501,6 +582,19 @@ public final class IdempotentBatchConsumer {
         return claimed;
     }
 
+    /** Reads what the keys of {@code taken}, which the claim did not insert, hold: a round trip only batches with replays pay. */
+    private void readKeys(Connection connection, List<Claim> taken, Map<Scope, Stored> found) throws SQLException {
+        try (JdbcStatement.Call call = sql.readBatchKeys.on(connection)) {
+            bindKeys(call, taken);
+            try (ResultSet rows = call.executeAll()) {
+                while (rows.next()) {
+                    found.put(new Scope(rows.getString(1), rows.getString(2)),
+                            new Stored(rows.getString(3), rows.getString(4), rows.getBoolean(5)));
+                }
+            }
+        }
+    }
+
     /** Takes over an expired, settled key as the executor does ({@link ExecutorSql#reclaimExpiredKey}). */
     private boolean reclaim(Connection connection, Claim claim) {
         return sql.reclaimExpiredKey.update(connection, call -> call.text("tenant", claim.tenant).text("key", claim.key)
@@ -508,7 +602,7 @@ public final class IdempotentBatchConsumer {
                 .number("retentionSeconds", retentionSeconds)) == 1;
     }
 
-    private <M> void handleAndCommit(Handle handle, Batch<M> batch, List<Claim> claimed, Handler<? super M> handler,
+    private <M> void handleAndCommit(Handle handle, Batch<M> batch, List<Claim> claimed, BatchHandler<M> handler,
                                      Failed failed) {
         Connection connection = handle.getConnection();
         List<Claim> completed = new ArrayList<>();
@@ -527,12 +621,12 @@ public final class IdempotentBatchConsumer {
                 if (claim.index == failed.index()) {
                     throw failed.error(); // it failed without savepoints: decided from that, not run again
                 }
-                wroteEvents |= apply(handle, batch, claimed, claim, handler, outbox, completed);
+                wroteEvents |= apply(handle, batch, claimed, List.of(claim), handler, outbox, completed);
                 beforeNext = NEXT_SAVEPOINT;
             } catch (TransactionEndedByHandlerException e) {
                 throw e;
             } catch (Exception e) {
-                requireOpenTransaction(handle, batch, claimed, claim);
+                requireOpenTransaction(handle, batch, claimed, List.of(claim));
                 outbox.discard();
                 outbox.close();
                 // Undoes this message's writes (and clears an aborted transaction), keeping the others'.
@@ -588,14 +682,14 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
-     * Refuses to go on when {@code current}'s handler committed, rolled back or closed the batch's
-     * transaction through Jdbi. If it committed, the batch's claims were committed as processing
+     * Refuses to go on when the handler's call for {@code current} committed, rolled back or closed the
+     * batch's transaction through Jdbi. If it committed, the batch's claims were committed as processing
      * with the handlers' writes so far: the messages whose handlers ran and kept their writes
      * ({@code current} and those applied) are marked failed ({@link CallbackRunner#ENDED_BY_CALLBACK},
      * as the executor marks its own), so retries see it rather than a key stuck in progress or a
      * second run; the other claims are removed, so their messages run when redelivered.
      */
-    private void requireOpenTransaction(Handle handle, Batch<?> batch, List<Claim> claimed, Claim current) {
+    private void requireOpenTransaction(Handle handle, Batch<?> batch, List<Claim> claimed, List<Claim> current) {
         if (!handle.isClosed() && (CallbackRunner.connectionClosed(handle) || handle.isInTransaction())) {
             return; // a connection that died is the batch's failure, not the handler's breach
         }
@@ -608,7 +702,7 @@ public final class IdempotentBatchConsumer {
             List<Claim> rest = new ArrayList<>();
             for (Claim claim : claimed) {
                 Delivery decided = batch.decisions[claim.index];
-                if (claim == current || (decided != null && decided.outcome() == Delivery.Outcome.APPLIED)) {
+                if (current.contains(claim) || (decided != null && decided.outcome() == Delivery.Outcome.APPLIED)) {
                     marked += sql.failAbandonedKey.update(connection, call -> call.text("tenant", claim.tenant)
                             .text("key", claim.key).text("failure", failure));
                 } else {
@@ -632,23 +726,31 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
-     * Runs {@code claim}'s handler and, if it returns, stores its outcome with its events (inside its
-     * savepoint, where there is one, as the executor's completion writes them) or adds it to
-     * {@code completed}, whose outcomes one statement stores; decides it applied. Returns whether it
-     * published events.
+     * Calls the handler for {@code call}'s messages (one tenant's) and, if it returns, stores the first
+     * one's outcome with the call's events (inside its savepoint, where there is one, as the executor's
+     * completion writes them) or adds it to {@code completed}, whose outcomes one statement stores, as
+     * it adds the others; decides them applied. Returns whether the call published events.
      */
-    private <M> boolean apply(Handle handle, Batch<M> batch, List<Claim> claimed, Claim claim, Handler<? super M> handler,
+    private <M> boolean apply(Handle handle, Batch<M> batch, List<Claim> claimed, List<Claim> call, BatchHandler<M> handler,
                               TransactionOutbox outbox, List<Claim> completed) throws Exception {
-        handler.handle(new CallbackTransaction(claim.key, claim.tenant, handle, outbox), batch.message(claim.index));
-        requireOpenTransaction(handle, batch, claimed, claim);
+        Claim first = call.get(0);
+        List<M> messages = new ArrayList<>(call.size());
+        for (Claim claim : call) {
+            messages.add(batch.message(claim.index));
+        }
+        handler.handle(new CallbackTransaction(first.key, first.tenant, handle, outbox), messages);
+        requireOpenTransaction(handle, batch, claimed, call);
         outbox.close();
         boolean published = outbox.size() > 0;
         if (published) {
-            storeWithEvents(handle.getConnection(), claim, outbox);
-        } else {
-            completed.add(claim);
+            storeWithEvents(handle.getConnection(), first, outbox);
         }
-        batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+        for (Claim claim : call) {
+            if (claim != first || !published) {
+                completed.add(claim);
+            }
+            batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
+        }
         return published;
     }
 

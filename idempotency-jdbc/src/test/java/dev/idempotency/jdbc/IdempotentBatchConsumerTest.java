@@ -24,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.PreparedBatch;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -519,6 +520,143 @@ class IdempotentBatchConsumerTest {
             assertEquals(1, shipments(message.id()), message.id());
         }
         assertEquals(30, keyRowsOf("racing", prefix));
+    }
+
+    /** The business write of a {@link IdempotentBatchConsumer.BatchHandler}: one shipment per message, in one JDBC batch. */
+    private static void shipAll(PostgresTransaction tx, List<Message> messages) {
+        PreparedBatch insert = tx.handle().prepareBatch("INSERT INTO shipments (message_id, payload) VALUES (:m, :p)");
+        for (Message message : messages) {
+            insert.bind("m", message.id()).bind("p", message.payload()).add();
+        }
+        insert.execute();
+    }
+
+    @Test
+    void aBatchHandlerGetsTheBatchsNewMessagesInOneCallAndABatchOfNewOnesWaitsForPostgresThreeTimes() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        IdempotentBatchConsumer consumer = consumer("loading", 5);
+        List<Message> distinct = messages(prefix, 60);
+        consumer.consumeAll(distinct.subList(0, 10), Message::id, Message::tenant, IdempotentBatchConsumerTest::shipAll);
+        AtomicInteger freshRoundTrips = new AtomicInteger();
+        List<Message> fresh = messages(prefix + "-fresh", 20);
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 20), outcomes(RoundTrips.count(freshRoundTrips, () -> consumer.consumeAll(
+                fresh, Message::id, Message::tenant, IdempotentBatchConsumerTest::shipAll))));
+        // The claim, the handler's JDBC batch of 20 inserts, and the completion with the COMMIT.
+        assertEquals(3, freshRoundTrips.get());
+        List<Message> batch = new ArrayList<>(distinct);
+        batch.addAll(distinct.subList(10, 30)); // 20 copies inside the batch
+        Collections.shuffle(batch, new Random(41));
+        List<List<String>> calls = new ArrayList<>();
+        AtomicInteger roundTrips = new AtomicInteger();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = RoundTrips.count(roundTrips,
+                () -> consumer.consumeAll(batch, Message::id, Message::tenant, (tx, messages) -> {
+                    calls.add(messages.stream().map(Message::id).toList());
+                    shipAll(tx, messages);
+                }));
+
+        // 10 consumed before and 20 copies are replays: the handler gets the 50 others once, in the batch's order.
+        List<String> expected = batch.stream().map(Message::id).filter(id -> distinct.subList(10, 60).stream()
+                .anyMatch(message -> message.id().equals(id))).distinct().toList();
+        assertEquals(List.of(expected), calls);
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 50, Delivery.Outcome.DUPLICATE, 30), outcomes(results));
+        distinct.forEach(message -> assertEquals(1, shipments(message.id()), message.id()));
+        assertEquals(80, keyRowsOf("loading", prefix));
+        // The claim, the read of the 10 keys it found taken, the handler's JDBC batch of 50, the completion with the COMMIT.
+        assertEquals(4, roundTrips.get());
+
+        calls.clear();
+        List<IdempotentBatchConsumer.Result<Message>> redelivered = consumer.consumeAll(batch, Message::id, Message::tenant,
+                (tx, messages) -> calls.add(messages.stream().map(Message::id).toList()));
+        assertEquals(Map.of(Delivery.Outcome.DUPLICATE, 80), outcomes(redelivered));
+        assertEquals(List.of(), calls, "a batch of replays calls no handler");
+    }
+
+    @Test
+    void aBatchHandlerCallThatFailsIsRunAgainMessageByMessageAndOnlyTheBadMessagesFail() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 10);
+        String failing = batch.get(2).id();
+        String poison = batch.get(5).id();
+        String refused = batch.get(7).id();
+        List<Integer> callSizes = new ArrayList<>();
+        IdempotentBatchConsumer.BatchHandler<Message> handler = (tx, messages) -> {
+            callSizes.add(messages.size());
+            shipAll(tx, messages); // written first: a failed call's writes must be undone
+            List<String> ids = messages.stream().map(Message::id).toList();
+            if (ids.contains(failing)) {
+                throw new IllegalStateException("downstream lookup failed");
+            }
+            if (ids.contains(poison)) {
+                tx.handle().execute("INSERT INTO no_such_table VALUES (1)");
+            }
+            if (ids.contains(refused)) {
+                throw new BusinessFailure("unknown_customer", "no such customer");
+            }
+        };
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consumer("stocking", 2).consumeAll(batch, Message::id,
+                Message::tenant, handler);
+
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(results, failing));
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(results, poison));
+        assertEquals(Delivery.Outcome.FAILED_PERMANENTLY, outcomeOf(results, refused));
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 7, Delivery.Outcome.TRANSIENT_FAILURE, 2,
+                Delivery.Outcome.FAILED_PERMANENTLY, 1), outcomes(results));
+        // The call for all 10 failed, without saying for which: each ran again alone, in a savepoint of its own.
+        assertEquals(List.of(10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), callSizes);
+        for (Message message : batch) {
+            boolean good = !List.of(failing, poison, refused).contains(message.id());
+            assertEquals(good ? 1 : 0, shipments(message.id()), message.id());
+        }
+        assertEquals("failed", db.keyRow("stocking:" + refused, "t1").get("status"));
+    }
+
+    @Test
+    void aBatchHandlerIsCalledOncePerRunOfOneTenantAndItsEventsCommitWithTheBatch() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<String> tenants = List.of("t1", "t1", "t2", "t2", "t2", "t1");
+        List<Message> batch = new ArrayList<>();
+        for (int m = 0; m < tenants.size(); m++) {
+            batch.add(new Message(prefix + "-" + m, tenants.get(m), "payload " + m));
+        }
+        List<String> calls = new ArrayList<>();
+
+        List<IdempotentBatchConsumer.Result<Message>> results = consumer("notifying", 5).consumeAll(batch, Message::id,
+                Message::tenant, (tx, messages) -> {
+                    calls.add(tx.tenant() + " " + tx.key() + " " + messages.size());
+                    for (Message message : messages) {
+                        assertEquals(tx.tenant(), message.tenant());
+                        tx.outbox().publish("notifications", message.id(), Map.of("shipped", message.id()));
+                    }
+                    shipAll(tx, messages);
+                });
+
+        assertEquals(Map.of(Delivery.Outcome.APPLIED, 6), outcomes(results));
+        assertEquals(List.of("t1 notifying:" + prefix + "-0 2", "t2 notifying:" + prefix + "-2 3",
+                "t1 notifying:" + prefix + "-5 1"), calls);
+        for (Message message : batch) {
+            assertEquals(1, db.outboxEvents(message.tenant(), message.id()), message.id());
+            assertEquals("completed", db.keyRow("notifying:" + message.id(), message.tenant()).get("status"));
+        }
+    }
+
+    @Test
+    void aBatchHandlerThatCommitsItselfIsRefusedAndEveryMessageOfItsCallIsMarkedForReconciliation() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 5);
+
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> consumer("committing-all", 5)
+                .consumeAll(batch, Message::id, Message::tenant, (tx, messages) -> {
+                    shipAll(tx, messages);
+                    tx.handle().commit();
+                }));
+
+        assertTrue(refused.getMessage().contains("5 message(s)"), refused.getMessage());
+        for (Message message : batch) {
+            assertEquals(1, shipments(message.id()), message.id());
+            assertEquals("failed", db.keyRow("committing-all:" + message.id(), "t1").get("status"), message.id());
+        }
     }
 
     private static void assertRedeliveryRunsEveryMessageOnce(IdempotentBatchConsumer consumer, List<Message> batch,
