@@ -16,16 +16,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.PreparedBatch;
 
 /**
  * Section 15: consumers exactly once at broker speed (issue 38). For each broker's own batch API
  * (JetStream pull fetch, RabbitMQ prefetch with one multiple ack, Kafka poll) and batch size,
  * messages/s consumed exactly once by {@link IdempotentBatchConsumer} into one payment insert each and
- * acknowledged after its commit, next to the same broker's raw consume-and-ack rate (the same messages
- * in the same batches, acknowledged with no database) and to the same inserts alone in a transaction
- * per batch; the three are measured in the same rounds. Targets at batch 100: at least 30,000
- * messages/s, and at least 0.5 of raw.
+ * acknowledged after its commit, in both of its modes (a handler call per message, each insert a
+ * statement; one call for the batch, the inserts one JDBC batch), next to the same broker's raw
+ * consume-and-ack rate (the same messages in the same batches, acknowledged with no database) and to
+ * the same inserts alone in a transaction per batch, written both ways; the five are measured in the
+ * same rounds. Targets at batch 100, for each mode: at least 30,000 messages/s, and at least 0.5 of raw.
  */
 final class ConsumerThroughput implements Section {
     static final int[] BATCHES = {1, 10, 100, 500};
@@ -38,8 +41,9 @@ final class ConsumerThroughput implements Section {
     private static final Duration STALL = Duration.ofSeconds(30);
 
     static final String TITLE = "15 consumers exactly once";
-    /** The database's part alone, the same for each broker: measured once per batch size in a run. */
+    /** The database's part alone, the same for each broker: measured with each broker's cells. */
     static final String BARE_INSERTS_CELL = "payment inserts, one bare transaction per batch";
+    static final String BARE_BATCHED_INSERTS_CELL = "payment inserts as one JDBC batch, one bare transaction per batch";
 
     @Override
     public String name() {
@@ -74,9 +78,12 @@ final class ConsumerThroughput implements Section {
                 + "test-support's single-node KafkaTestBroker, in this JVM where Docker is missing), then consumes "
                 + "min(--consumer-messages, " + BATCHES_PER_CELL + " x batch) messages after its warm-up, timed from the "
                 + "first batch fetched to the last acknowledged. Exactly once: IdempotentBatchConsumer (pool of 1, the "
-                + "library's defaults) inserting one payment per message through tx.handle(), then the acks; raw: the "
-                + "same fetch and acks, no database; bare inserts: the same payment inserts through a Jdbi handle, one "
-                + "transaction per batch, no broker nor consumer (the database's own rate for this work). p50/p99: one "
+                + "library's defaults) inserting one payment per message through tx.handle(), then the acks: with "
+                + "consume, a handler call and an insert statement per message; with consumeAll, one handler call "
+                + "for the batch's new messages and their inserts as one Jdbi PreparedBatch (pgjdbc's executeBatch, "
+                + "one round trip); raw: the same fetch and acks, no database; bare inserts: the same payment "
+                + "inserts through a Jdbi handle, a statement each or one PreparedBatch, one transaction per batch, no "
+                + "broker nor consumer (the database's own rate for this work). p50/p99: one "
                 + "batch, fetch to ack. Acks: JetStream ack() per message; RabbitMQ one basicAck(lastTag, multiple) per "
                 + "batch; Kafka commitSync after each batch. Client CPU for an in-JVM Kafka includes the broker's.");
         return rows;
@@ -88,41 +95,59 @@ final class ConsumerThroughput implements Section {
         for (int batch : BATCHES) {
             int messages = Math.min(setting, BATCHES_PER_CELL * batch);
             List<Measurement> cells = run.interleaved(List.of(
-                    new BenchmarkRun.Cell(broker.label() + ", exactly once into payments", batch,
-                            () -> exactlyOnce(run, broker, batch, messages)),
+                    new BenchmarkRun.Cell(broker.label() + ", exactly once into payments, a call per message", batch,
+                            () -> exactlyOnce(run, broker, batch, messages, false)),
+                    new BenchmarkRun.Cell(broker.label() + ", exactly once into payments, a call per batch", batch,
+                            () -> exactlyOnce(run, broker, batch, messages, true)),
                     new BenchmarkRun.Cell(broker.label() + ", raw consume and ack", batch,
                             () -> raw(run, broker, batch, messages)),
-                    new BenchmarkRun.Cell(BARE_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages))));
-            Measurement ours = cells.get(0);
-            Measurement raw = cells.get(1);
-            Measurement bare = cells.get(2);
-            double ratio = Targets.ratio(ours.opsPerSecond(), raw.opsPerSecond());
-            String target = batch != TARGET_BATCH ? "reported" : Targets.verdict(ours.opsPerSecond() >= FLOOR
-                    && ratio >= RATIO_FLOOR, String.format(Locale.ROOT, ">= %.0f msg/s and >= %.1f of raw", FLOOR, RATIO_FLOOR));
-            rows.add(ResultRow.of(TITLE, broker.label() + ": " + messages
-                    + " messages exactly once into payments", batch, ours)
-                    .compared("ours/raw msg/s " + Targets.format(ratio) + ", ours/bare inserts "
-                            + Targets.format(Targets.ratio(ours.opsPerSecond(), bare.opsPerSecond()))).target(target));
+                    new BenchmarkRun.Cell(BARE_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages, false)),
+                    new BenchmarkRun.Cell(BARE_BATCHED_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages, true))));
+            Measurement raw = cells.get(2);
+            rows.add(exactlyOnceRow(broker.label() + ": " + messages + " messages exactly once into payments, a handler "
+                    + "call per message", batch, cells.get(0), raw, cells.get(3)));
+            rows.add(exactlyOnceRow(broker.label() + ": " + messages + " messages exactly once into payments, one handler "
+                    + "call per batch (consumeAll, a JDBC batch)", batch, cells.get(1), raw, cells.get(4)));
             rows.add(ResultRow.of(TITLE, broker.label() + ": " + messages + " messages, raw consume and ack",
                     batch, raw));
             rows.add(ResultRow.of(TITLE, "the same " + messages + " payment inserts, a transaction per "
-                    + "batch, no broker, no consumer", batch, bare));
+                    + "batch, no broker, no consumer", batch, cells.get(3)));
+            rows.add(ResultRow.of(TITLE, "the same " + messages + " payment inserts as one JDBC batch, a transaction per "
+                    + "batch, no broker, no consumer", batch, cells.get(4)));
         }
         return rows;
     }
 
-    private static Measurement exactlyOnce(BenchmarkRun run, ConsumerBroker broker, int batch, int messages) throws Exception {
+    /** A row of an exactly-once cell, compared with raw and with the bare inserts written the same way. */
+    private static ResultRow exactlyOnceRow(String measured, int batch, Measurement ours, Measurement raw, Measurement bare) {
+        double ratio = Targets.ratio(ours.opsPerSecond(), raw.opsPerSecond());
+        String target = batch != TARGET_BATCH ? "reported" : Targets.verdict(ours.opsPerSecond() >= FLOOR
+                && ratio >= RATIO_FLOOR, String.format(Locale.ROOT, ">= %.0f msg/s and >= %.1f of raw", FLOOR, RATIO_FLOOR));
+        return ResultRow.of(TITLE, measured, batch, ours).compared("ours/raw msg/s " + Targets.format(ratio)
+                + ", ours/bare inserts " + Targets.format(Targets.ratio(ours.opsPerSecond(), bare.opsPerSecond())))
+                .target(target);
+    }
+
+    /**
+     * {@code together}: the handler is {@link IdempotentBatchConsumer#consumeAll}'s, one call for the batch
+     * writing its payments in one JDBC batch; else {@code consume}'s, one insert statement per message.
+     */
+    private static Measurement exactlyOnce(BenchmarkRun run, ConsumerBroker broker, int batch, int messages,
+                                           boolean together) throws Exception {
         try (HikariDataSource pool = run.database().pool("consumers", 1)) {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(run.executorConfig()).build();
             IdempotentBatchConsumer consumer = IdempotentBatchConsumer.builder(executor, "bench-consumer").build();
             String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
             String[] firstError = new String[1];
             long[] consumed = new long[1];
-            Measurement m = measure(run, broker, "exactly once", batch, messages, (source, received) -> {
-                List<IdempotentBatchConsumer.Result<ConsumerBroker.Received>> results = consumer.consume(received,
-                        ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
-                        (tx, message) -> tx.handle().createUpdate(insert).bind("tenant", message.tenant())
-                                .bind("amount", message.amount()).execute());
+            Measurement m = measure(run, broker, together ? "exactly once, a call per batch" : "exactly once", batch,
+                    messages, (source, received) -> {
+                List<IdempotentBatchConsumer.Result<ConsumerBroker.Received>> results = together
+                        ? consumer.consumeAll(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
+                                (tx, fresh) -> insertAll(tx.handle(), insert, fresh))
+                        : consumer.consume(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
+                                (tx, message) -> tx.handle().createUpdate(insert).bind("tenant", message.tenant())
+                                        .bind("amount", message.amount()).execute());
                 // Committed: now the acks. Each message here is new, so anything but APPLIED is an error.
                 long errors = 0;
                 for (IdempotentBatchConsumer.Result<ConsumerBroker.Received> result : results) {
@@ -149,15 +174,27 @@ final class ConsumerThroughput implements Section {
         }
     }
 
-    /** The business inserts alone: a Jdbi transaction per batch (as the consumer's handlers write them), no broker. */
-    private static Measurement bareInserts(BenchmarkRun run, int batch, int messages) {
+    /** The payments of {@code messages} in one JDBC batch: one round trip, as a {@code consumeAll} handler writes them. */
+    private static void insertAll(Handle handle, String insert, List<ConsumerBroker.Received> messages) {
+        PreparedBatch payments = handle.prepareBatch(insert);
+        for (ConsumerBroker.Received message : messages) {
+            payments.bind("tenant", message.tenant()).bind("amount", message.amount()).add();
+        }
+        payments.execute();
+    }
+
+    /**
+     * The business inserts alone: a Jdbi transaction per batch (as the consumer's handlers write them: a
+     * statement each, or with {@code together} one JDBC batch), no broker.
+     */
+    private static Measurement bareInserts(BenchmarkRun run, int batch, int messages, boolean together) {
         try (HikariDataSource pool = run.database().pool("consumers-bare", 1)) {
             Jdbi jdbi = PaymentCalls.jdbi(pool); // with the PostgreSQL plugin, as the executor's
             String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-            Warmup warmup = run.warmup(BARE_INSERTS_CELL);
+            Warmup warmup = run.warmup(together ? BARE_BATCHED_INSERTS_CELL : BARE_INSERTS_CELL);
             long warmEnd = System.nanoTime() + warmup.least().toNanos();
             while (System.nanoTime() < warmEnd) {
-                insertBatch(jdbi, insert, batch);
+                insertBatch(jdbi, insert, batch, together);
             }
             Histogram latencies = Measurement.newLatencyHistogram();
             ClientWindow client = ClientWindow.start();
@@ -165,7 +202,7 @@ final class ConsumerThroughput implements Section {
             long done = 0;
             while (done < messages) {
                 long batchStart = System.nanoTime();
-                insertBatch(jdbi, insert, batch);
+                insertBatch(jdbi, insert, batch, together);
                 latencies.recordValue(Math.max(1_000, System.nanoTime() - batchStart));
                 done += batch;
             }
@@ -175,8 +212,16 @@ final class ConsumerThroughput implements Section {
         }
     }
 
-    private static void insertBatch(Jdbi jdbi, String insert, int batch) {
+    private static void insertBatch(Jdbi jdbi, String insert, int batch, boolean together) {
         jdbi.useTransaction(h -> {
+            if (together) {
+                PreparedBatch payments = h.prepareBatch(insert);
+                for (int m = 0; m < batch; m++) {
+                    payments.bind("tenant", ConsumerBroker.TENANT).bind("amount", 100 + m).add();
+                }
+                payments.execute();
+                return;
+            }
             for (int m = 0; m < batch; m++) {
                 h.createUpdate(insert).bind("tenant", ConsumerBroker.TENANT).bind("amount", 100 + m).execute();
             }
