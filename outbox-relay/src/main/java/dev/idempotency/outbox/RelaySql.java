@@ -414,7 +414,10 @@ final class RelaySql {
      * {@link #ADVANCE}, and in the same statement copies the page's failed, dead and held-back events
      * to outbox_retries (for held partitions only), so the copies and the position that passes them
      * commit together. A copy keeps its event's trace context (V9), so a retry or a requeued dead
-     * letter still carries its writer's trace.
+     * letter still carries its writer's trace. Each event is looked up by its id ({@code LATERAL ...
+     * LIMIT 1}): joined plainly, a plan cached while the generations were small hashes the page's ids
+     * and scans every generation, at every page with a failure, as the outbox grows (a broker
+     * refusing events for an hour).
      * Locks: as {@link #ADVANCE}; inserts the retry rows.
      */
     private static final String SETTLE_PAGE_WITH_RETRIES = HELD_PARTITIONS + """
@@ -427,7 +430,7 @@ final class RelaySql {
                        m.status, m.attempts, now() + m.delay_millis * interval '1 millisecond', m.error
                 FROM unnest(:movedIds, :movedStatuses, :movedAttempts, :movedDelays, :movedErrors)
                          WITH ORDINALITY AS m(id, status, attempts, delay_millis, error, n)
-                JOIN <schema>.outbox_events e ON e.id = m.id
+                CROSS JOIN LATERAL (SELECT * FROM <schema>.outbox_events WHERE id = m.id LIMIT 1) AS e
                 JOIN held ON held.partition_no = <event_partition>
                 ORDER BY m.n
                 ON CONFLICT (event_id) DO NOTHING
@@ -499,18 +502,22 @@ final class RelaySql {
      * retries are deleted; failed ones get attempts + 1, their next attempt after :delays and the
      * error; dead ones (rejected, out of attempts, undecodable) become dead letters. Returns the
      * partitions that passed the fence. The only writes of the relay that touch single events, and
-     * only for events that failed once.
+     * only for events that failed once. Each retry row is found by its event id ({@code LATERAL ...
+     * LIMIT 1}), then deleted or updated by its {@code ctid}, rechecked against that id: joined
+     * plainly, a plan cached while outbox_retries was small hashes the outcomes and scans the whole
+     * table, at every retry round, as failures pile up (a webhook failing for an hour).
      * Locks: the given retry rows for this one statement; only the partition's holder writes pending
      * retries, so it waits at most for an operator's delete.
      */
     private static final String SETTLE_RETRIES = HELD_PARTITIONS + """
             , outcome AS (
-                SELECT * FROM unnest(:ids, :actions, :increments, :delays, :errors)
-                    AS o(id, action, increment, delay_millis, error)
+                SELECT o.*, found.row_id
+                FROM unnest(:ids, :actions, :increments, :delays, :errors) AS o(id, action, increment, delay_millis, error)
+                CROSS JOIN LATERAL (SELECT ctid AS row_id FROM <schema>.outbox_retries WHERE event_id = o.id LIMIT 1) AS found
             ), removed AS (
                 DELETE FROM <schema>.outbox_retries r
                 USING outcome o, held
-                WHERE r.event_id = o.id AND o.action = 'published' AND r.status = 'pending'
+                WHERE r.ctid = o.row_id AND r.event_id = o.id AND o.action = 'published' AND r.status = 'pending'
                   AND <retry_partition> = held.partition_no
             ), changed AS (
                 UPDATE <schema>.outbox_retries r
@@ -521,7 +528,7 @@ final class RelaySql {
                                            ELSE r.next_attempt_at END,
                     last_error = o.error
                 FROM outcome o, held
-                WHERE r.event_id = o.id AND o.action <> 'published' AND r.status = 'pending'
+                WHERE r.ctid = o.row_id AND r.event_id = o.id AND o.action <> 'published' AND r.status = 'pending'
                   AND <retry_partition> = held.partition_no
             )
             SELECT partition_no FROM held""";
