@@ -30,14 +30,16 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.PreparedBatch;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
  * The batch consumer on JetStream's own batch API, as an application would write it: a pull
- * consumer fetches up to 100 messages, {@link IdempotentBatchConsumer} applies them in one
- * transaction, and only then are they acknowledged, each by its result. The first batch is "lost"
+ * consumer fetches up to 100 messages, {@link IdempotentBatchConsumer#consumeAll} applies them in one
+ * transaction, their shipments written in one JDBC batch, and only then are they acknowledged, each by
+ * its result. The first batch is "lost"
  * after its commit and before its acks (nak'ed, as a crash would leave it): JetStream redelivers it
  * and every message of it is a replay.
  */
@@ -88,15 +90,18 @@ class BatchConsumerJetStreamExampleTest {
                     if (batch.isEmpty()) {
                         continue;
                     }
-                    List<IdempotentBatchConsumer.Result<Message>> results = shipping.consume(batch,
+                    List<IdempotentBatchConsumer.Result<Message>> results = shipping.consumeAll(batch,
                             message -> message.getHeaders().getFirst("Nats-Msg-Id"),
                             message -> message.getHeaders().getFirst(OutboxHeaders.TENANT),
-                            (tx, message) -> {
-                                runs.incrementAndGet();
-                                tx.handle().execute("INSERT INTO shipments (message_id) VALUES (?)",
-                                        message.getHeaders().getFirst("Nats-Msg-Id"));
+                            (tx, fresh) -> { // the batch's messages to run, never a replay: their shipments in one JDBC batch
+                                runs.addAndGet(fresh.size());
+                                PreparedBatch shipments = tx.handle().prepareBatch("INSERT INTO shipments (message_id) VALUES (:id)");
+                                for (Message message : fresh) {
+                                    shipments.bind("id", message.getHeaders().getFirst("Nats-Msg-Id")).add();
+                                }
+                                shipments.execute();
                             });
-                    // consume() has committed: from here on, acknowledging loses nothing.
+                    // consumeAll() has committed: from here on, acknowledging loses nothing.
                     if (!crashed) {
                         crashed = true;
                         batch.forEach(Message::nak); // a crash between the commit and the acks: all redelivered
