@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks.sections;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.benchmarks.harness.BenchmarkRun;
 import dev.idempotency.benchmarks.harness.BenchmarkSql;
+import dev.idempotency.benchmarks.harness.ClientCost;
 import dev.idempotency.benchmarks.harness.ClientWindow;
 import dev.idempotency.benchmarks.harness.Measurement;
 import dev.idempotency.benchmarks.harness.ResultRow;
@@ -44,6 +45,8 @@ final class ConsumerThroughput implements Section {
     /** The database's part alone, the same for each broker: measured with each broker's cells. */
     static final String BARE_INSERTS_CELL = "payment inserts, one bare transaction per batch";
     static final String BARE_BATCHED_INSERTS_CELL = "payment inserts as one JDBC batch, one bare transaction per batch";
+    /** consumeAll's exact statements for a batch of {@link #TARGET_BATCH} new messages, sent by pgbench: the SQL's own limit. */
+    static final String PGBENCH_SCRIPT = "consumer-batch-100.sql";
 
     @Override
     public String name() {
@@ -83,7 +86,9 @@ final class ConsumerThroughput implements Section {
                 + "for the batch's new messages and their inserts as one Jdbi PreparedBatch (pgjdbc's executeBatch, "
                 + "one round trip); raw: the same fetch and acks, no database; bare inserts: the same payment "
                 + "inserts through a Jdbi handle, a statement each or one PreparedBatch, one transaction per batch, no "
-                + "broker nor consumer (the database's own rate for this work). p50/p99: one "
+                + "broker nor consumer (the database's own rate for this work); at batch 100, pgbench sending consumeAll's "
+                + "statements for a batch of new messages (" + PGBENCH_SCRIPT + ", one connection, its transactions "
+                + "counted as 100 messages each). p50/p99: one "
                 + "batch, fetch to ack. Acks: JetStream ack() per message; RabbitMQ one basicAck(lastTag, multiple) per "
                 + "batch; Kafka commitSync after each batch. Client CPU for an in-JVM Kafka includes the broker's.");
         return rows;
@@ -94,7 +99,7 @@ final class ConsumerThroughput implements Section {
         int setting = run.settings().relay().consumerMessages();
         for (int batch : BATCHES) {
             int messages = Math.min(setting, BATCHES_PER_CELL * batch);
-            List<Measurement> cells = run.interleaved(List.of(
+            List<BenchmarkRun.Cell> group = new ArrayList<>(List.of(
                     new BenchmarkRun.Cell(broker.label() + ", exactly once into payments, a call per message", batch,
                             () -> exactlyOnce(run, broker, batch, messages, false)),
                     new BenchmarkRun.Cell(broker.label() + ", exactly once into payments, a call per batch", batch,
@@ -103,6 +108,10 @@ final class ConsumerThroughput implements Section {
                             () -> raw(run, broker, batch, messages)),
                     new BenchmarkRun.Cell(BARE_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages, false)),
                     new BenchmarkRun.Cell(BARE_BATCHED_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages, true))));
+            if (batch == TARGET_BATCH) {
+                group.add(new BenchmarkRun.Cell(PGBENCH_SCRIPT, batch, () -> pgbenchPerMessage(run)));
+            }
+            List<Measurement> cells = run.interleaved(group);
             Measurement raw = cells.get(2);
             rows.add(exactlyOnceRow(broker.label() + ": " + messages + " messages exactly once into payments, a handler "
                     + "call per message", batch, cells.get(0), raw, cells.get(3)));
@@ -114,6 +123,12 @@ final class ConsumerThroughput implements Section {
                     + "batch, no broker, no consumer", batch, cells.get(3)));
             rows.add(ResultRow.of(TITLE, "the same " + messages + " payment inserts as one JDBC batch, a transaction per "
                     + "batch, no broker, no consumer", batch, cells.get(4)));
+            if (batch == TARGET_BATCH) {
+                Measurement pgbench = cells.get(5);
+                rows.add(ResultRow.of(TITLE, "pgbench " + PGBENCH_SCRIPT + ": consumeAll's statements for a batch of new "
+                        + "messages, no broker", batch, pgbench).compared(broker.label() + " consumeAll/pgbench msg/s "
+                        + Targets.format(Targets.ratio(cells.get(1).opsPerSecond(), pgbench.opsPerSecond()))));
+            }
         }
         return rows;
     }
@@ -226,6 +241,15 @@ final class ConsumerThroughput implements Section {
                 h.createUpdate(insert).bind("tenant", ConsumerBroker.TENANT).bind("amount", 100 + m).execute();
             }
         });
+    }
+
+    /** pgbench running {@link #PGBENCH_SCRIPT} on one connection, its transactions counted as the messages they hold. */
+    private static Measurement pgbenchPerMessage(BenchmarkRun run) throws Exception {
+        Measurement batches = PaymentCalls.pgbenchCell(run, PGBENCH_SCRIPT, 1).body().measure();
+        ClientCost client = batches.client();
+        return new Measurement(batches.operations() * TARGET_BATCH, batches.opsPerSecond() * TARGET_BATCH,
+                batches.p50Millis(), batches.p99Millis(), new ClientCost(client.cpuMicros() / TARGET_BATCH,
+                client.userMicros() / TARGET_BATCH, client.switches() / TARGET_BATCH), batches.errors(), batches.firstError());
     }
 
     private static Measurement raw(BenchmarkRun run, ConsumerBroker broker, int batch, int messages) throws Exception {

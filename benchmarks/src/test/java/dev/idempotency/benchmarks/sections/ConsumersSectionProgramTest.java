@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Runs the consumers section (15) with 600 messages per cell against the test PostgreSQL, the local
  * NATS and RabbitMQ and a Kafka broker it starts, to prove each broker's rows are measured and printed: exactly once
- * in both modes, raw, and the bare inserts written both ways, at each batch size, with no error (every message made one payment). No
+ * in both modes, raw, and the bare inserts written both ways, at each batch size (and pgbench's at batch 100), with no error (every message made one payment). No
  * timing is asserted.
  */
 class ConsumersSectionProgramTest {
@@ -35,7 +35,7 @@ class ConsumersSectionProgramTest {
         assertFalse(run.output().contains("FAILED"), run.output());
         assertFalse(run.output().contains("ERRORS"), run.output());
         List<String> rows = run.rows(ConsumerThroughput.TITLE);
-        assertEquals(3 * ConsumerThroughput.BATCHES.length * 5, rows.size(), run.output());
+        assertEquals(3 * (ConsumerThroughput.BATCHES.length * 5 + 1), rows.size(), run.output());
         int row = 0;
         for (String broker : List.of("JetStream pull fetch", "RabbitMQ prefetch", "Kafka poll")) {
             for (int batch : ConsumerThroughput.BATCHES) {
@@ -52,6 +52,10 @@ class ConsumersSectionProgramTest {
                         rows.get(row - 1));
                 assertTrue(rows.get(row++).matches(".*the same 600 payment inserts as one JDBC batch, .* +" + batch + " .*"),
                         rows.get(row - 1));
+                if (batch == ConsumerThroughput.TARGET_BATCH) {
+                    assertTrue(rows.get(row++).matches(".*pgbench consumer-batch-100.sql: .* +" + batch
+                            + " .*consumeAll/pgbench msg/s \\d+\\.\\d\\d.*"), rows.get(row - 1));
+                }
             }
         }
     }

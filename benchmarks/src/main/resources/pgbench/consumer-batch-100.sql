@@ -1,0 +1,144 @@
+-- What IdempotentBatchConsumer.consumeAll sends for a batch of 100 new messages whose handler writes one
+-- payment each as one JDBC batch: the same statements, in the same order and the same flushes, with the
+-- text of idempotency-jdbc's ExecutorSql (CLAIM_BATCH, BATCH_KEY_ROWS, COMPLETE_BATCH_THEN_COMMIT).
+-- Only these differ:
+--   * the batch's keys are made in SQL (pgbench binds no arrays): generate_series and a concatenation per
+--     key, a little more work for the server than the Java side's bound arrays;
+--   * pgbench has no loop: the 100 payment inserts are written out.
+-- Variables set by the program with -D, to the values the Java side binds: tenant, waitbudget, retention.
+\set k random(1, 9000000000000000000)
+\set a random(1, 100000)
+-- the claim (ExecutorSql.CLAIM_BATCH), its BEGIN sent with it as pgjdbc sends it: one flush
+\startpipeline
+BEGIN;
+SELECT set_config('lock_timeout', :waitbudget, true)
+FROM (SELECT set_config('idempotency.saved_lock_timeout', current_setting('lock_timeout'), true)
+      OFFSET 0) AS saved;
+INSERT INTO <schema>.idempotency_keys (tenant_id, idempotency_key, status, expires_at)
+SELECT b.tenant, b.k, 'processing', now() + make_interval(secs => :retention)
+FROM unnest(CAST(array(SELECT CAST(:tenant AS text) FROM generate_series(1, 100)) AS text[]),
+            CAST(array(SELECT 'bench-consumer:' || CAST(:k AS text) || '-' || g FROM generate_series(1, 100) AS g) AS text[])) AS b(tenant, k)
+ORDER BY b.tenant, b.k
+ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+RETURNING tenant_id, idempotency_key;
+SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true);
+\endpipeline
+-- the handler's JDBC batch (Jdbi's PreparedBatch: pgjdbc's executeBatch, one flush)
+\startpipeline
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
+\endpipeline
+-- COMPLETE_BATCH_THEN_COMMIT: the outcomes of the 100 messages and our COMMIT, one flush
+\startpipeline
+WITH completed AS (
+    UPDATE <schema>.idempotency_keys AS s
+    SET status = 'completed', result = CAST('true' AS jsonb), result_type = 'java.lang.Boolean', updated_at = now()
+    FROM (SELECT s.row_id
+          FROM unnest(CAST(array(SELECT CAST(:tenant AS text) FROM generate_series(1, 100)) AS text[]),
+            CAST(array(SELECT 'bench-consumer:' || CAST(:k AS text) || '-' || g FROM generate_series(1, 100) AS g) AS text[])) AS b(tenant, k)
+          CROSS JOIN LATERAL (SELECT ctid AS row_id, * FROM <schema>.idempotency_keys
+                              WHERE tenant_id = b.tenant AND idempotency_key = b.k LIMIT 1) AS s) AS claimed
+    WHERE s.ctid = claimed.row_id AND s.status = 'processing'
+    RETURNING 1)
+SELECT CASE WHEN count(*) = 100 THEN 1 ELSE CAST(current_setting('idempotency.completion_found_no_key_row') AS int) END
+FROM completed;
+COMMIT /* idempotency executor */;
+\endpipeline
