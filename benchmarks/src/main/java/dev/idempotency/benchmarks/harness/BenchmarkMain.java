@@ -243,7 +243,7 @@ public final class BenchmarkMain implements Callable<Integer> {
 
     private static boolean usesPgbench(BenchmarkSettings settings) {
         return settings.sections().contains("pgbench") || settings.sections().contains("overhead")
-                || settings.sections().contains(Sections.PGBOUNCER);
+                || settings.sections().contains(Sections.PGBOUNCER) || settings.sections().contains("consumers");
     }
 
     private static List<String> header(BenchmarkSettings settings, BenchmarkDatabase database, String pgbenchVersion) {
