@@ -451,8 +451,8 @@ final class ExecutorSql {
     /**
      * Batch consumer: the key row of each key of {@link #BATCH_KEYS} that has one, found by its primary
      * key, one index lookup per key. The {@code LATERAL ... LIMIT 1} is why: joined plainly, a plan
-     * PostgreSQL cached while the keys table was small (a new deployment, after a TRUNCATE, before its
-     * first ANALYZE) hashes the batch and scans the whole table, at every batch, as the table grows.
+     * PostgreSQL cached while the keys table was small (a new deployment, after a TRUNCATE) hashes the
+     * batch and scans the whole table, at every batch, until autovacuum next analyzes the table.
      */
     private static final String BATCH_KEY_ROWS = """
             <batch_keys>

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The batch consumer's statements over a batch's keys plan one index lookup per key even when
  * PostgreSQL planned them once for a keys table it believed empty (a new deployment, a TRUNCATE, no
  * ANALYZE yet) and keeps that plan: joined plainly, that plan hashed the batch and scanned the whole
- * table at every batch, so each batch cost more as the table grew.
+ * table at every batch, so each batch cost more as the table grew, until autovacuum next analyzed it.
  */
 @Timeout(60)
 class BatchConsumerPlansTest {

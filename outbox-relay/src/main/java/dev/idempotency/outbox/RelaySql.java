@@ -415,9 +415,9 @@ final class RelaySql {
      * to outbox_retries (for held partitions only), so the copies and the position that passes them
      * commit together. A copy keeps its event's trace context (V9), so a retry or a requeued dead
      * letter still carries its writer's trace. Each event is looked up by its id ({@code LATERAL ...
-     * LIMIT 1}): joined plainly, a plan cached while the generations were small hashes the page's ids
-     * and scans every generation, at every page with a failure, as the outbox grows (a broker
-     * refusing events for an hour).
+     * LIMIT 1}): joined plainly, a plan cached while the generations were small (one just rotated)
+     * hashes the page's ids and scans every generation, at every page with a failure, until
+     * autovacuum next analyzes them.
      * Locks: as {@link #ADVANCE}; inserts the retry rows.
      */
     private static final String SETTLE_PAGE_WITH_RETRIES = HELD_PARTITIONS + """
@@ -504,8 +504,9 @@ final class RelaySql {
      * partitions that passed the fence. The only writes of the relay that touch single events, and
      * only for events that failed once. Each retry row is found by its event id ({@code LATERAL ...
      * LIMIT 1}), then deleted or updated by its {@code ctid}, rechecked against that id: joined
-     * plainly, a plan cached while outbox_retries was small hashes the outcomes and scans the whole
-     * table, at every retry round, as failures pile up (a webhook failing for an hour).
+     * plainly, a plan cached while outbox_retries was small (empty for weeks, then a webhook starts
+     * failing) hashes the outcomes and scans the whole table, at every retry round, until autovacuum
+     * next analyzes it.
      * Locks: the given retry rows for this one statement; only the partition's holder writes pending
      * retries, so it waits at most for an operator's delete.
      */

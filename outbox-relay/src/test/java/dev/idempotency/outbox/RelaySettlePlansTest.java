@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * a retry round's outcomes) find each event by its id, one index lookup each, even when PostgreSQL
  * plans them for tables it believes small (a new deployment, a generation just truncated, no ANALYZE
  * yet) and caches that plan: joined plainly, the plan hashed the events and scanned the whole table,
- * at every settle, while failures piled up behind a broker refusing them.
+ * at every settle, while failures piled up, until autovacuum next analyzed the table.
  */
 class RelaySettlePlansTest {
     @RegisterExtension
