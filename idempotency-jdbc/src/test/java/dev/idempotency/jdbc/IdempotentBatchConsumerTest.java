@@ -61,6 +61,23 @@ class IdempotentBatchConsumerTest {
                 .bind("m", message.id()).bind("p", message.payload()).execute();
     }
 
+    /**
+     * Fails as a bad message makes its handler fail, when {@code ids} hold one: {@code failing} throws,
+     * {@code poison} runs a statement that aborts the transaction (until its savepoint is rolled back
+     * to), {@code refused} is a business failure.
+     */
+    private static void failIfBad(PostgresTransaction tx, List<String> ids, String failing, String poison, String refused) {
+        if (ids.contains(failing)) {
+            throw new IllegalStateException("downstream lookup failed");
+        }
+        if (ids.contains(poison)) {
+            tx.handle().execute("INSERT INTO no_such_table VALUES (1)");
+        }
+        if (ids.contains(refused)) {
+            throw new BusinessFailure("unknown_customer", "no such customer");
+        }
+    }
+
     private static long shipments(String messageId) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM shipments WHERE message_id = :m")
                 .bind("m", messageId).mapTo(Long.class).one());
@@ -148,16 +165,7 @@ class IdempotentBatchConsumerTest {
         IdempotentBatchConsumer.Handler<Message> handler = (tx, message) -> {
             runs.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
             ship(tx, message); // each bad one writes first: its write must be undone
-            if (message.id().equals(failing)) {
-                throw new IllegalStateException("downstream lookup failed");
-            }
-            if (message.id().equals(poison)) {
-                // A statement that fails aborts the whole transaction until the savepoint is rolled back to.
-                tx.handle().execute("INSERT INTO no_such_table VALUES (1)");
-            }
-            if (message.id().equals(refused)) {
-                throw new BusinessFailure("unknown_customer", "no such customer");
-            }
+            failIfBad(tx, List.of(message.id()), failing, poison, refused);
         };
 
         List<IdempotentBatchConsumer.Result<Message>> first = consume(consumer, batch, handler);
@@ -583,16 +591,7 @@ class IdempotentBatchConsumerTest {
         IdempotentBatchConsumer.BatchHandler<Message> handler = (tx, messages) -> {
             callSizes.add(messages.size());
             shipAll(tx, messages); // written first: a failed call's writes must be undone
-            List<String> ids = messages.stream().map(Message::id).toList();
-            if (ids.contains(failing)) {
-                throw new IllegalStateException("downstream lookup failed");
-            }
-            if (ids.contains(poison)) {
-                tx.handle().execute("INSERT INTO no_such_table VALUES (1)");
-            }
-            if (ids.contains(refused)) {
-                throw new BusinessFailure("unknown_customer", "no such customer");
-            }
+            failIfBad(tx, messages.stream().map(Message::id).toList(), failing, poison, refused);
         };
 
         List<IdempotentBatchConsumer.Result<Message>> results = consumer("stocking", 2).consumeAll(batch, Message::id,

@@ -32,8 +32,7 @@ class RelaySettlePlansTest {
                 .bindArray("movedDelays", Long.class, List.of(1000L, 1000L, 0L))
                 .bindArray("movedErrors", String.class, List.of("refused", "refused", "too large")));
 
-        assertFalse(plan.contains("Seq Scan on outbox_events"), plan);
-        assertTrue(plan.contains("Index Scan using outbox_events_0_pkey"), plan);
+        assertLooksUpByIndex(plan, "outbox_events", "outbox_events_0_pkey");
     }
 
     @Test
@@ -44,8 +43,12 @@ class RelaySettlePlansTest {
                 .bindArray("delays", Long.class, List.of(0L, 1000L, 0L))
                 .bindArray("errors", String.class, List.of("", "refused", "too large")));
 
-        assertFalse(plan.contains("Seq Scan on outbox_retries"), plan);
-        assertTrue(plan.contains("Index Scan using outbox_retries_pkey"), plan);
+        assertLooksUpByIndex(plan, "outbox_retries", "outbox_retries_pkey");
+    }
+
+    private static void assertLooksUpByIndex(String plan, String table, String index) {
+        assertFalse(plan.contains("Seq Scan on " + table), plan);
+        assertTrue(plan.contains("Index Scan using " + index), plan);
     }
 
     /** The plan of {@code statement} on the fixture's new, never analyzed tables, for three events. */
