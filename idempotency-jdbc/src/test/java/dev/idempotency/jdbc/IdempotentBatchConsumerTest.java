@@ -61,20 +61,29 @@ class IdempotentBatchConsumerTest {
                 .bind("m", message.id()).bind("p", message.payload()).execute();
     }
 
-    /**
-     * Fails as a bad message makes its handler fail, when {@code ids} hold one: {@code failing} throws,
-     * {@code poison} runs a statement that aborts the transaction (until its savepoint is rolled back
-     * to), {@code refused} is a business failure.
-     */
-    private static void failIfBad(PostgresTransaction tx, List<String> ids, String failing, String poison, String refused) {
-        if (ids.contains(failing)) {
-            throw new IllegalStateException("downstream lookup failed");
+    /** Ten messages, of which three make their handler fail, each its own way. */
+    private record BadOnes(String prefix, List<Message> batch, String failing, String poison, String refused) {
+        static BadOnes amongTen() {
+            String prefix = UUID.randomUUID().toString().substring(0, 8);
+            List<Message> batch = messages(prefix, 10);
+            return new BadOnes(prefix, batch, batch.get(2).id(), batch.get(5).id(), batch.get(7).id());
         }
-        if (ids.contains(poison)) {
-            tx.handle().execute("INSERT INTO no_such_table VALUES (1)");
-        }
-        if (ids.contains(refused)) {
-            throw new BusinessFailure("unknown_customer", "no such customer");
+
+        /**
+         * Fails as a bad one of {@code ids} makes its handler fail: {@code failing} throws, {@code poison}
+         * runs a statement that aborts the transaction (until its savepoint is rolled back to),
+         * {@code refused} is a business failure.
+         */
+        void failIfAmong(PostgresTransaction tx, List<String> ids) {
+            if (ids.contains(failing)) {
+                throw new IllegalStateException("downstream lookup failed");
+            }
+            if (ids.contains(poison)) {
+                tx.handle().execute("INSERT INTO no_such_table VALUES (1)");
+            }
+            if (ids.contains(refused)) {
+                throw new BusinessFailure("unknown_customer", "no such customer");
+            }
         }
     }
 
@@ -155,17 +164,17 @@ class IdempotentBatchConsumerTest {
 
     @Test
     void aFailingAPoisonAndABusinessFailureAmongGoodMessagesUndoOnlyTheirOwnWrites() {
-        String prefix = UUID.randomUUID().toString().substring(0, 8);
-        List<Message> batch = messages(prefix, 10);
-        String failing = batch.get(2).id();
-        String poison = batch.get(5).id();
-        String refused = batch.get(7).id();
+        BadOnes bad = BadOnes.amongTen();
+        List<Message> batch = bad.batch();
+        String failing = bad.failing();
+        String poison = bad.poison();
+        String refused = bad.refused();
         IdempotentBatchConsumer consumer = consumer("billing", 2);
         Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
         IdempotentBatchConsumer.Handler<Message> handler = (tx, message) -> {
             runs.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
             ship(tx, message); // each bad one writes first: its write must be undone
-            failIfBad(tx, List.of(message.id()), failing, poison, refused);
+            bad.failIfAmong(tx, List.of(message.id()));
         };
 
         List<IdempotentBatchConsumer.Result<Message>> first = consume(consumer, batch, handler);
@@ -179,7 +188,7 @@ class IdempotentBatchConsumerTest {
             boolean good = !List.of(failing, poison, refused).contains(message.id());
             assertEquals(good ? 1 : 0, shipments(message.id()), message.id());
         }
-        assertEquals(8, keyRowsOf("billing", prefix), "the good ones' keys and the stored business failure");
+        assertEquals(8, keyRowsOf("billing", bad.prefix()), "the good ones' keys and the stored business failure");
         assertEquals("failed", db.keyRow("billing:" + refused, "t1").get("status"));
 
         List<IdempotentBatchConsumer.Result<Message>> second = consume(consumer, batch, handler);
@@ -194,11 +203,11 @@ class IdempotentBatchConsumerTest {
                 Delivery.Outcome.FAILED_PERMANENTLY, 1), outcomes(second));
         for (int m = 0; m < batch.size(); m++) {
             Message message = batch.get(m);
-            boolean bad = message.id().equals(failing) || message.id().equals(poison);
+            boolean retried = message.id().equals(failing) || message.id().equals(poison);
             // The two ahead of the first failure ran in the rolled-back transaction, then again with savepoints;
             // a failed message runs once per delivery.
-            assertEquals(bad || m < 2 ? 2 : 1, runs.get(message.id()).get(), message.id());
-            boolean good = !bad && !message.id().equals(refused);
+            assertEquals(retried || m < 2 ? 2 : 1, runs.get(message.id()).get(), message.id());
+            boolean good = !retried && !message.id().equals(refused);
             assertEquals(good ? 1 : 0, shipments(message.id()), message.id());
         }
     }
@@ -582,16 +591,16 @@ class IdempotentBatchConsumerTest {
 
     @Test
     void aBatchHandlerCallThatFailsIsRunAgainMessageByMessageAndOnlyTheBadMessagesFail() {
-        String prefix = UUID.randomUUID().toString().substring(0, 8);
-        List<Message> batch = messages(prefix, 10);
-        String failing = batch.get(2).id();
-        String poison = batch.get(5).id();
-        String refused = batch.get(7).id();
+        BadOnes bad = BadOnes.amongTen();
+        List<Message> batch = bad.batch();
+        String failing = bad.failing();
+        String poison = bad.poison();
+        String refused = bad.refused();
         List<Integer> callSizes = new ArrayList<>();
         IdempotentBatchConsumer.BatchHandler<Message> handler = (tx, messages) -> {
             callSizes.add(messages.size());
             shipAll(tx, messages); // written first: a failed call's writes must be undone
-            failIfBad(tx, messages.stream().map(Message::id).toList(), failing, poison, refused);
+            bad.failIfAmong(tx, messages.stream().map(Message::id).toList());
         };
 
         List<IdempotentBatchConsumer.Result<Message>> results = consumer("stocking", 2).consumeAll(batch, Message::id,
