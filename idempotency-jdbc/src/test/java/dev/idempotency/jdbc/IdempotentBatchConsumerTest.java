@@ -592,10 +592,6 @@ class IdempotentBatchConsumerTest {
     @Test
     void aBatchHandlerCallThatFailsIsRunAgainMessageByMessageAndOnlyTheBadMessagesFail() {
         BadOnes bad = BadOnes.amongTen();
-        List<Message> batch = bad.batch();
-        String failing = bad.failing();
-        String poison = bad.poison();
-        String refused = bad.refused();
         List<Integer> callSizes = new ArrayList<>();
         IdempotentBatchConsumer.BatchHandler<Message> handler = (tx, messages) -> {
             callSizes.add(messages.size());
@@ -603,21 +599,21 @@ class IdempotentBatchConsumerTest {
             bad.failIfAmong(tx, messages.stream().map(Message::id).toList());
         };
 
-        List<IdempotentBatchConsumer.Result<Message>> results = consumer("stocking", 2).consumeAll(batch, Message::id,
+        List<IdempotentBatchConsumer.Result<Message>> results = consumer("stocking", 2).consumeAll(bad.batch(), Message::id,
                 Message::tenant, handler);
 
-        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(results, failing));
-        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(results, poison));
-        assertEquals(Delivery.Outcome.FAILED_PERMANENTLY, outcomeOf(results, refused));
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(results, bad.failing()));
+        assertEquals(Delivery.Outcome.TRANSIENT_FAILURE, outcomeOf(results, bad.poison()));
+        assertEquals(Delivery.Outcome.FAILED_PERMANENTLY, outcomeOf(results, bad.refused()));
         assertEquals(Map.of(Delivery.Outcome.APPLIED, 7, Delivery.Outcome.TRANSIENT_FAILURE, 2,
                 Delivery.Outcome.FAILED_PERMANENTLY, 1), outcomes(results));
         // The call for all 10 failed, without saying for which: each ran again alone, in a savepoint of its own.
         assertEquals(List.of(10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), callSizes);
-        for (Message message : batch) {
-            boolean good = !List.of(failing, poison, refused).contains(message.id());
+        for (Message message : bad.batch()) {
+            boolean good = !List.of(bad.failing(), bad.poison(), bad.refused()).contains(message.id());
             assertEquals(good ? 1 : 0, shipments(message.id()), message.id());
         }
-        assertEquals("failed", db.keyRow("stocking:" + refused, "t1").get("status"));
+        assertEquals("failed", db.keyRow("stocking:" + bad.refused(), "t1").get("status"));
     }
 
     @Test
