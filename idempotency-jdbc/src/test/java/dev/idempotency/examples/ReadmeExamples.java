@@ -16,6 +16,7 @@ import dev.idempotency.jdbc.PostgresTransaction;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import org.jdbi.v3.core.statement.PreparedBatch;
 
 /**
  * The README's Quick start, lease mode, consumer and batch consumer snippets, as code the build compiles and
@@ -178,6 +179,21 @@ class ReadmeExamples {
             }
         }
         // end::batch-consumer[]
+        return results;
+    }
+
+    static List<IdempotentBatchConsumer.Result<Message>> batchConsumerAll(IdempotentBatchConsumer consumer,
+                                                                          List<Message> messages) {
+        // tag::batch-consumer-all[]
+        List<IdempotentBatchConsumer.Result<Message>> results = consumer.consumeAll(messages, Message::id, Message::tenant,
+                (tx, fresh) -> {
+                    PreparedBatch insert = tx.handle().prepareBatch("INSERT INTO shipments (order_id) VALUES (:o)");
+                    for (Message message : fresh) {
+                        insert.bind("o", message.orderId()).add();
+                    }
+                    insert.execute();
+                });
+        // end::batch-consumer-all[]
         return results;
     }
 }

@@ -15,6 +15,7 @@ import dev.idempotency.examples.ReadmeExamples.Message;
 import dev.idempotency.examples.ReadmeExamples.PaymentRequest;
 import dev.idempotency.examples.ReadmeExamples.Receipt;
 import dev.idempotency.examples.ReadmeExamples.Started;
+import dev.idempotency.jdbc.IdempotentBatchConsumer;
 import dev.idempotency.testing.TestDatabase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -194,6 +195,23 @@ class ReadmeExamplesTest {
     }
 
     @Test
+    void theBatchHandlerWritesTheBatchsNewMessagesOnceEachInOneCall() {
+        Message message = new Message(UUID.randomUUID().toString(), "shop-1", "order-" + UUID.randomUUID());
+        Message other = new Message(UUID.randomUUID().toString(), "shop-1", "order-" + UUID.randomUUID());
+        IdempotentBatchConsumer consumer = IdempotentBatchConsumer.builder(started.executor(), "packing").build();
+
+        List<IdempotentBatchConsumer.Result<Message>> first = ReadmeExamples.batchConsumerAll(consumer,
+                List.of(message, other, message));
+        List<IdempotentBatchConsumer.Result<Message>> again = ReadmeExamples.batchConsumerAll(consumer, List.of(other));
+
+        assertEquals(List.of(Delivery.Outcome.APPLIED, Delivery.Outcome.APPLIED, Delivery.Outcome.DUPLICATE),
+                first.stream().map(result -> result.delivery().outcome()).toList());
+        assertEquals(Delivery.Outcome.DUPLICATE, again.get(0).delivery().outcome());
+        assertEquals(1, count("SELECT count(*) FROM shipments WHERE order_id = '" + message.orderId() + "'"));
+        assertEquals(1, count("SELECT count(*) FROM shipments WHERE order_id = '" + other.orderId() + "'"));
+    }
+
+    @Test
     void theReadmeShowsTheCodeTheBuildRuns() throws IOException {
         List<String> blocks = fencedBlocks(Files.readString(README, StandardCharsets.UTF_8));
         Map<String, String> regions = Map.of(
@@ -201,7 +219,8 @@ class ReadmeExamplesTest {
                 "quickstart", region(EXAMPLES, "quickstart"),
                 "lease", region(EXAMPLES, "lease"),
                 "consumer", region(EXAMPLES, "consumer"),
-                "batch-consumer", region(EXAMPLES, "batch-consumer"));
+                "batch-consumer", region(EXAMPLES, "batch-consumer"),
+                "batch-consumer-all", region(EXAMPLES, "batch-consumer-all"));
         regions.forEach((tag, code) -> {
             if (blocks.stream().noneMatch(block -> normalised(block).equals(normalised(code)))) {
                 fail("docs/guide.md has no code block equal to the region tagged " + tag + " (whitespace aside). Copy it "
