@@ -1,6 +1,7 @@
 -- What IdempotentBatchConsumer.consumeAll sends for a batch of 100 new messages whose handler writes one
 -- payment each as one JDBC batch: the same statements, in the same order and the same flushes, with the
--- text of idempotency-jdbc's ExecutorSql (CLAIM_BATCH, BATCH_KEY_ROWS, COMPLETE_BATCH_THEN_COMMIT).
+-- text of idempotency-jdbc's ExecutorSql (CLAIM_BATCH, BATCH_KEY_ROWS, SEAL_BATCH_CLAIMS_THEN_COMMIT), on a schema
+-- with V11, where the claims are stored completed and sealed at commit.
 -- Only these differ:
 --   * the batch's keys are made in SQL (pgbench binds no arrays): generate_series and a concatenation per
 --     key, a little more work for the server than the Java side's bound arrays;
@@ -11,11 +12,11 @@
 -- the claim (ExecutorSql.CLAIM_BATCH), its BEGIN sent with it as pgjdbc sends it: one flush
 \startpipeline
 BEGIN;
-SELECT set_config('lock_timeout', :waitbudget, true)
+SELECT set_config('lock_timeout', :waitbudget, true), set_config('idempotency.batch_claims', 'open', true)
 FROM (SELECT set_config('idempotency.saved_lock_timeout', current_setting('lock_timeout'), true)
       OFFSET 0) AS saved;
-INSERT INTO <schema>.idempotency_keys (tenant_id, idempotency_key, status, expires_at)
-SELECT b.tenant, b.k, 'processing', now() + make_interval(secs => :retention)
+INSERT INTO <schema>.idempotency_keys (tenant_id, idempotency_key, status, result, result_type, expires_at)
+SELECT b.tenant, b.k, 'completed', CAST('true' AS jsonb), 'java.lang.Boolean', now() + make_interval(secs => :retention)
 FROM unnest(CAST(array(SELECT CAST(:tenant AS text) FROM generate_series(1, 100)) AS text[]),
             CAST(array(SELECT 'bench-consumer:' || CAST(:k AS text) || '-' || g FROM generate_series(1, 100) AS g) AS text[])) AS b(tenant, k)
 ORDER BY b.tenant, b.k
@@ -126,19 +127,15 @@ INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
 INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
 INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);
 \endpipeline
--- COMPLETE_BATCH_THEN_COMMIT: the outcomes of the 100 messages and our COMMIT, one flush
+-- SEAL_BATCH_CLAIMS_THEN_COMMIT: the check that the 100 claims are all there, the seal, and our COMMIT, one flush
 \startpipeline
-WITH completed AS (
-    UPDATE <schema>.idempotency_keys AS s
-    SET status = 'completed', result = CAST('true' AS jsonb), result_type = 'java.lang.Boolean', updated_at = now()
-    FROM (SELECT s.row_id
-          FROM unnest(CAST(array(SELECT CAST(:tenant AS text) FROM generate_series(1, 100)) AS text[]),
+SELECT CASE WHEN count(*) = 100 AND current_setting('idempotency.batch_claims', true) = 'open'
+            THEN set_config('idempotency.batch_claims', 'sealed', true)
+            ELSE current_setting('idempotency.batch_claims_missing_at_commit') END
+FROM unnest(CAST(array(SELECT CAST(:tenant AS text) FROM generate_series(1, 100)) AS text[]),
             CAST(array(SELECT 'bench-consumer:' || CAST(:k AS text) || '-' || g FROM generate_series(1, 100) AS g) AS text[])) AS b(tenant, k)
-          CROSS JOIN LATERAL (SELECT ctid AS row_id, * FROM <schema>.idempotency_keys
-                              WHERE tenant_id = b.tenant AND idempotency_key = b.k LIMIT 1) AS s) AS claimed
-    WHERE s.ctid = claimed.row_id AND s.status = 'processing'
-    RETURNING 1)
-SELECT CASE WHEN count(*) = 100 THEN 1 ELSE CAST(current_setting('idempotency.completion_found_no_key_row') AS int) END
-FROM completed;
+CROSS JOIN LATERAL (SELECT ctid AS row_id, * FROM <schema>.idempotency_keys
+                    WHERE tenant_id = b.tenant AND idempotency_key = b.k LIMIT 1) AS s
+WHERE s.status = 'completed';
 COMMIT /* idempotency executor */;
 \endpipeline

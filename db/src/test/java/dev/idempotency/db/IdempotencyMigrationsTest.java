@@ -35,7 +35,7 @@ class IdempotencyMigrationsTest {
     void createsTheKeysAndOutboxTablesInTheNamedSchema() throws SQLException {
         MigrateResult result = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 
-        assertEquals(10, result.migrationsExecuted, "V1 to V10");
+        assertEquals(11, result.migrationsExecuted, "V1 to V11");
         assertEquals(ALL_TABLES, tables());
     }
 
@@ -63,6 +63,32 @@ class IdempotencyMigrationsTest {
                 "SELECT outbox_relay_stats_bucket(timestamptz '2026-03-01 10:00:29.999+00') AT TIME ZONE 'UTC' || '+00'"));
         assertEquals(List.of("{5,10,25,50,100,250,500,1000,2500,5000,10000,30000,60000,300000}"),
                 FirstColumn.of(schema.dataSource(), "SELECT outbox_relay_latency_bounds()::text"));
+    }
+
+    @Test
+    void keyRowsInsertedWhileABatchsClaimsAreOpenCommitOnlyOnceSealedAndOtherInsertsAsBefore() throws SQLException {
+        IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
+        String insertCompleted = "INSERT INTO idempotency_keys (tenant_id, idempotency_key, status, result, expires_at) "
+                + "VALUES ('t1', '%s', 'completed', 'true', now() + interval '1 hour')";
+
+        try (Connection c = schema.dataSource().getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SELECT set_config('idempotency.batch_claims', 'open', true)");
+            s.execute(insertCompleted.formatted("unsealed"));
+            SQLException refused = assertThrows(SQLException.class, c::commit);
+            assertEquals("IH002", refused.getSQLState(), refused.getMessage());
+
+            s.execute("SELECT set_config('idempotency.batch_claims', 'open', true)");
+            s.execute(insertCompleted.formatted("sealed"));
+            s.execute("SELECT set_config('idempotency.batch_claims', 'sealed', true)");
+            c.commit();
+
+            s.execute(insertCompleted.formatted("unmarked")); // the executor's, a restore's: no mark, no check
+            c.commit();
+        }
+
+        assertEquals(List.of("sealed", "unmarked"), FirstColumn.of(schema.dataSource(),
+                "SELECT idempotency_key::text FROM idempotency_keys ORDER BY 1"));
     }
 
     @Test

@@ -474,6 +474,12 @@ final class ExecutorSql {
      * returns those it inserted, and puts lock_timeout back. The keys it did not insert are then read
      * ({@link #READ_BATCH_KEYS}): a batch of new messages reads nothing.
      *
+     * <p>It inserts them as {@code :status}: 'completed' with the consumer's result already, when the
+     * batch runs without savepoints on a schema with V11's check, else 'processing', to be completed
+     * ({@link #COMPLETE_BATCH}). On a schema with V11's check {@code :batchClaims} is 'open': it marks
+     * the transaction (idempotency.batch_claims, transaction-local) so that the key rows it inserts
+     * commit only with the consumer's own commit ({@link #SEAL_BATCH_CLAIMS}); before V11 it is empty.
+     *
      * <p>Locking: the insert takes the row lock of each key it inserts, in (tenant, key) order, until
      * the batch's transaction ends; against a concurrent caller's uncommitted row of the same key it
      * waits on PostgreSQL's row lock until that transaction ends (then inserts if it rolled back,
@@ -483,16 +489,52 @@ final class ExecutorSql {
      * so a replayed batch writes nothing.
      */
     private static final String CLAIM_BATCH = """
-            SELECT set_config('lock_timeout', :waitBudget, true)
+            SELECT set_config('lock_timeout', :waitBudget, true), set_config('idempotency.batch_claims', :batchClaims, true)
             FROM (SELECT set_config('idempotency.saved_lock_timeout', current_setting('lock_timeout'), true)
                   OFFSET 0) AS saved;
-            INSERT INTO <schema>.idempotency_keys (tenant_id, idempotency_key, status, expires_at)
-            SELECT b.tenant, b.k, 'processing', now() + make_interval(secs => :retentionSeconds)
+            INSERT INTO <schema>.idempotency_keys (tenant_id, idempotency_key, status, result, result_type, expires_at)
+            SELECT b.tenant, b.k, :status, CAST(:result AS jsonb), :resultType, now() + make_interval(secs => :retentionSeconds)
             FROM <batch_keys>
             ORDER BY b.tenant, b.k
             ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
             RETURNING tenant_id, idempotency_key;
             SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
+
+    /** The setting {@link #SEAL_BATCH_CLAIMS} reads, and so names in its error, when the claims are not all in its transaction. */
+    static final String BATCH_CLAIMS_MISSING = "idempotency.batch_claims_missing_at_commit";
+
+    /**
+     * Batch consumer: seals the claims {@link #CLAIM_BATCH} stored completed, so that the commit sent
+     * with it can commit them (V11's deferred check lets only a sealed transaction commit such rows). It
+     * fails, naming {@link #BATCH_CLAIMS_MISSING}, unless the transaction is still the one that claimed
+     * and holds all {@code :expected} of them completed: the mark is transaction-local, so a handler that
+     * committed or rolled back took it with it, and a handler that deleted a claim leaves fewer rows.
+     * Failing aborts the transaction, so the commit sent with it commits nothing of the batch. It
+     * stores what {@link #COMPLETE_BATCH}'s count check stored: all the batch's outcomes or none.
+     * Locking: reads rows this transaction inserted, and takes no lock.
+     */
+    private static final String SEAL_BATCH_CLAIMS = """
+            SELECT CASE WHEN count(*) = :expected AND current_setting('idempotency.batch_claims', true) = 'open'
+                        THEN set_config('idempotency.batch_claims', 'sealed', true)
+                        ELSE current_setting('<batch_claims_missing>') END
+            FROM <batch_key_rows>
+            WHERE s.status = 'completed'""";
+
+    /**
+     * Batch consumer: {@link #SEAL_BATCH_CLAIMS} and our {@link #COMMIT} in one execution (one Sync, one
+     * round trip), as {@link #COMPLETE_BATCH_THEN_COMMIT}: when the seal fails, PostgreSQL skips the
+     * COMMIT and the batch rolls back.
+     */
+    private static final String SEAL_BATCH_CLAIMS_THEN_COMMIT = SEAL_BATCH_CLAIMS + ";\n" + COMMIT;
+
+    /**
+     * Batch consumer: whether the schema has V11's check, {@code idempotency_keys_batch_claims_sealed},
+     * without which no claim is stored completed. Reads the catalog once per consumer.
+     */
+    private static final String FIND_BATCH_CLAIMS_CHECK = """
+            SELECT EXISTS (SELECT 1 FROM pg_trigger
+                           WHERE tgrelid = CAST('<schema>.idempotency_keys' AS regclass)
+                             AND tgname = 'idempotency_keys_batch_claims_sealed')""";
 
     /**
      * Batch consumer: what each key of a batch that {@link #CLAIM_BATCH} did not insert holds, to
@@ -696,6 +738,10 @@ final class ExecutorSql {
         final JdbcStatement completeBatch;
         /** {@link #COMPLETE_BATCH_THEN_COMMIT}: the completion and our COMMIT, in one round trip. */
         final JdbcStatement completeBatchThenCommit;
+        final JdbcStatement sealBatchClaims;
+        /** {@link #SEAL_BATCH_CLAIMS_THEN_COMMIT}: the seal and our COMMIT, in one round trip. */
+        final JdbcStatement sealBatchClaimsThenCommit;
+        final JdbcStatement findBatchClaimsCheck;
         final StoreResult storeResult;
         final JdbcStatement failKey;
         final JdbcStatement failAbandonedKey;
@@ -710,6 +756,9 @@ final class ExecutorSql {
             this.reclaimExpiredKey = JdbcStatement.of(render(RECLAIM_EXPIRED_KEY, quoted));
             this.completeBatch = JdbcStatement.of(render(COMPLETE_BATCH, quoted));
             this.completeBatchThenCommit = JdbcStatement.of(render(COMPLETE_BATCH_THEN_COMMIT, quoted));
+            this.sealBatchClaims = JdbcStatement.of(render(SEAL_BATCH_CLAIMS, quoted));
+            this.sealBatchClaimsThenCommit = JdbcStatement.of(render(SEAL_BATCH_CLAIMS_THEN_COMMIT, quoted));
+            this.findBatchClaimsCheck = JdbcStatement.of(render(FIND_BATCH_CLAIMS_CHECK, quoted));
             this.storeResult = new StoreResult(quoted, "");
             this.failKey = JdbcStatement.of(render(FAIL_KEY, quoted));
             this.failAbandonedKey = JdbcStatement.of(render(FAIL_ABANDONED_KEY, quoted));
@@ -805,7 +854,7 @@ final class ExecutorSql {
                 .replace("<trace_row_values>", "").replace("<trace_arrays>", "")
                 .replace("<store_result>", STORE_RESULT).replace("<batch_key_row_ids>", BATCH_KEY_ROW_IDS)
                 .replace("<batch_key_rows>", BATCH_KEY_ROWS).replace("<batch_keys>", BATCH_KEYS)
-                .replace("<key_row_missing>", KEY_ROW_MISSING)
+                .replace("<key_row_missing>", KEY_ROW_MISSING).replace("<batch_claims_missing>", BATCH_CLAIMS_MISSING)
                 .replace("<settled>", SETTLED).replace("<lease_settled>", LEASE_SETTLED)
                 .replace("<require_one_key_row>", REQUIRE_ONE_KEY_ROW)
                 .replace("<events_with_positions>", EVENTS_WITH_POSITIONS).replace("<event_partition>", EVENT_PARTITION)

@@ -39,7 +39,11 @@ import org.slf4j.LoggerFactory;
  * <ol>
  * <li>claims every message of the batch in one statement ({@code INSERT ... ON CONFLICT DO NOTHING
  *     RETURNING} over the batch's keys, in one round trip), then, if it did not insert them all, reads
- *     what the others hold, in one round trip more.
+ *     what the others hold, in one round trip more. It stores each key it inserts completed at once,
+ *     since the consumer's outcome is known before the handler runs (applied, or nothing commits); the
+ *     schema's check (migration V11) lets such a row commit only with the consumer's own commit, so a
+ *     handler that commits makes its commit fail. On a schema before V11 it claims them processing and
+ *     stores the outcomes before the commit, one write of each key row more (logged once at WARN).
  *     A message whose key another delivery already committed is a replay ({@link Delivery.Outcome#DUPLICATE},
  *     or {@link Delivery.Outcome#FAILED_PERMANENTLY} for a stored business failure): its handler does not run.
  *     A message id given twice in the batch is claimed once; the later copy gets the first's
@@ -49,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * <li>runs the handler of each claimed message, in the batch's order, on one connection; or, with
  *     {@link #consumeAll}, calls a {@link BatchHandler} once for all of them (once per run of one tenant's
  *     messages), which can write them in one statement instead of a round trip each.</li>
- * <li>stores every applied message's outcome in one statement and commits once, the {@code COMMIT} sent
+ * <li>checks in one statement that every claim is still in the transaction and seals them (before V11:
+ *     stores every applied message's outcome in one statement) and commits once, the {@code COMMIT} sent
  *     with that statement in one round trip (where the executor's pooler check lets our {@code COMMIT}
  *     be a named statement; otherwise on its own, a round trip more). Only then do the
  *     decisions say {@link Delivery.Outcome#APPLIED}. If anything fails before the commit (the
@@ -134,6 +139,8 @@ public final class IdempotentBatchConsumer {
     private final String waitBudget;
     private final double retentionSeconds;
     private final Traces traces;
+    /** Whether the schema has V11's check, which seals a batch's claims to the consumer's commit; null until the first batch reads it. */
+    private volatile Boolean claimsSealedAtCommit;
 
     private IdempotentBatchConsumer(PostgresIdempotentExecutor executor, String name, int maxAttempts, Traces traces) {
         this.executor = executor;
@@ -170,8 +177,9 @@ public final class IdempotentBatchConsumer {
      * Applies one message's effects in the batch's transaction, through {@link PostgresTransaction#handle()}
      * and its outbox. Throw {@link BusinessFailure} for a message that can never be applied; any other
      * exception undoes this message's writes only. Never commit, roll back or close the handle: a
-     * handler that does makes {@link #consume} throw {@link IllegalStateException}, and the messages
-     * whose writes it committed are stored as failed, for an operator to reconcile.
+     * handler that does makes {@link #consume} throw {@link IllegalStateException}. Its commit fails and
+     * nothing of the batch is committed (migration V11's check); on a schema before V11 it commits, and
+     * the messages whose writes it committed are stored as failed, for an operator to reconcile.
      *
      * @param <M> the broker's message type
      */
@@ -218,8 +226,9 @@ public final class IdempotentBatchConsumer {
      *        the outbox row id; a malformed one makes that message {@link Delivery.Outcome#INVALID}
      * @param tenant reads a message's tenant
      * @throws IllegalArgumentException more than {@value #MAX_BATCH_SIZE} messages
-     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction (the
-     *         parts before its own committed: acknowledge nothing, their redelivery is a replay)
+     * @throws IllegalStateException a handler committed, rolled back or closed the batch's transaction
+     *         (nothing of its part committed, unless the schema predates migration V11; the parts before
+     *         it did, and their redelivery is a replay: acknowledge nothing)
      * @throws PoolerBreaksPreparedStatementsException the executor refused its pool's connection pooler
      * @throws RuntimeException the database refused the claim for a reason no retry fixes (for example
      *         {@link dev.idempotency.core.SchemaNotMigratedException}); nothing ran
@@ -360,11 +369,13 @@ public final class IdempotentBatchConsumer {
             return null;
         }
         try {
-            List<Claim> claimed = claimOrDecide(handle, batch, claims);
+            List<Claim> claimed = claimOrDecide(handle, batch, claims, true);
             if (claimed == null) {
                 return null;
             }
             List<Claim> completed = new ArrayList<>();
+            boolean sealed = claimsSealedAtCommit(handle.getConnection()); // read by the claim already
+            List<Claim> storedCompleted = claimed.stream().filter(claim -> claim.storedCompleted).toList();
             boolean wroteEvents = false;
             for (List<Claim> call : together ? byTenantRuns(claimed) : one(claimed)) {
                 TransactionOutbox outbox = newOutbox(call.get(0));
@@ -388,7 +399,7 @@ public final class IdempotentBatchConsumer {
                 }
             }
             try {
-                completeAndCommit(handle, completed);
+                completeAndCommit(handle, completed, sealed, storedCompleted);
             } catch (RuntimeException e) {
                 rollbackQuietly(handle, e);
                 decideAll(batch, claimed, undone(e));
@@ -465,14 +476,16 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
-     * Claims {@code claims} on {@code handle}; returns those claimed, or null with them decided when the
-     * claim failed in a way a redelivery may not (rolled back).
+     * Claims {@code claims} on {@code handle}, sealed to the consumer's commit where the schema has
+     * V11's check, and then stored completed where {@code storeCompleted}; returns those claimed, or
+     * null with them decided when the claim failed in a way a redelivery may not (rolled back).
      *
      * @throws RuntimeException the claim failed in a way no retry fixes
      */
-    private List<Claim> claimOrDecide(Handle handle, Batch<?> batch, List<Claim> claims) {
+    private List<Claim> claimOrDecide(Handle handle, Batch<?> batch, List<Claim> claims, boolean storeCompleted) {
         try {
-            return claim(handle.getConnection(), batch, claims);
+            boolean sealed = claimsSealedAtCommit(handle.getConnection());
+            return claim(handle.getConnection(), batch, claims, sealed, storeCompleted && sealed);
         } catch (RuntimeException e) {
             rollbackQuietly(handle, e);
             if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
@@ -504,7 +517,7 @@ public final class IdempotentBatchConsumer {
             return false;
         }
         try {
-            List<Claim> claimed = claimOrDecide(handle, batch, part);
+            List<Claim> claimed = claimOrDecide(handle, batch, part, false);
             if (claimed == null) {
                 return false;
             }
@@ -532,8 +545,31 @@ public final class IdempotentBatchConsumer {
         }
     }
 
-    /** Claims the part's keys; decides the messages others committed; returns the claimed, in the batch's order. */
-    private List<Claim> claim(Connection connection, Batch<?> batch, List<Claim> part) {
+    /**
+     * Whether the schema has V11's check, by which a batch's claims commit only with the consumer's own
+     * commit, a handler's commit fails, and so a claim may be stored completed. Read once per consumer;
+     * a schema before V11 is logged once.
+     */
+    private boolean claimsSealedAtCommit(Connection connection) {
+        Boolean known = claimsSealedAtCommit;
+        if (known == null) {
+            known = sql.findBatchClaimsCheck.queryFirst(connection, call -> { }, row -> row.getBoolean(1)).orElse(false);
+            if (!known) {
+                log.warn("batch consumer {}: schema \"{}\" predates migration V11, so each batch claims its keys as "
+                        + "processing and then completes them, one write of each key more; apply the migrations "
+                        + "(IdempotencyMigrations.migrate) to claim them completed", name, executor.config().schema());
+            }
+            claimsSealedAtCommit = known;
+        }
+        return known;
+    }
+
+    /**
+     * Claims the part's keys, stored completed (with the consumer's result) where {@code completed},
+     * else processing, marking the transaction to be sealed at commit where {@code sealed}; decides the
+     * messages others committed; returns the claimed, in the batch's order.
+     */
+    private List<Claim> claim(Connection connection, Batch<?> batch, List<Claim> part, boolean sealed, boolean completed) {
         List<String> tenants = new ArrayList<>(part.size());
         List<String> keys = new ArrayList<>(part.size());
         for (Claim claim : part) {
@@ -544,6 +580,8 @@ public final class IdempotentBatchConsumer {
         Map<Scope, Stored> found = new HashMap<>();
         try (JdbcStatement.Call call = sql.claimBatch.on(connection)) {
             call.text("waitBudget", waitBudget).number("retentionSeconds", retentionSeconds)
+                    .text("batchClaims", sealed ? "open" : "").text("status", completed ? "completed" : "processing")
+                    .text("result", completed ? applied.json() : null).text("resultType", completed ? applied.typeName() : null)
                     .textArray("tenants", tenants).textArray("keys", keys);
             call.executeAll().close(); // lock_timeout bounded
             try (ResultSet rows = call.nextRows()) {
@@ -563,6 +601,7 @@ public final class IdempotentBatchConsumer {
         for (Claim claim : part) {
             Scope scope = new Scope(claim.tenant, claim.key);
             Stored stored = found.get(scope);
+            claim.storedCompleted = completed && inserted.containsKey(scope);
             if (inserted.containsKey(scope) || (stored != null && stored.reclaimable && reclaim(connection, claim))) {
                 claimed.add(claim);
             } else if (stored == null) {
@@ -663,6 +702,9 @@ public final class IdempotentBatchConsumer {
         for (Claim claim : failedAttempts) {
             attempts.put(claim, takeAttemptSlot(connection, claim));
         }
+        if (claimsSealedAtCommit(connection)) { // read by the claim already
+            sql.sealBatchClaims.execute(connection, call -> bindSeal(call, List.of()));
+        }
         handle.commit();
         for (Claim claim : failedAttempts) {
             int attempt = attempts.get(claim);
@@ -746,7 +788,7 @@ public final class IdempotentBatchConsumer {
             storeWithEvents(handle.getConnection(), first, outbox);
         }
         for (Claim claim : call) {
-            if (claim != first || !published) {
+            if ((claim != first || !published) && !claim.storedCompleted) {
                 completed.add(claim);
             }
             batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
@@ -755,18 +797,35 @@ public final class IdempotentBatchConsumer {
     }
 
     /**
-     * Stores the outcome of every message in {@code completed} and commits: in one round trip where the
-     * executor lets our COMMIT travel with a statement ({@link PostgresIdempotentExecutor#commitsWithCompletion}),
-     * else the completion, then Jdbi's commit.
+     * Stores the outcome of every message in {@code completed}, seals the claims where {@code sealed}
+     * (checking that those stored completed, {@code storedCompleted}, are all there) and commits: the
+     * last statement and our COMMIT in one round trip where the executor lets our COMMIT travel with a
+     * statement ({@link PostgresIdempotentExecutor#commitsWithCompletion}), else Jdbi's commit after them.
      */
-    private void completeAndCommit(Handle handle, List<Claim> completed) {
+    private void completeAndCommit(Handle handle, List<Claim> completed, boolean sealed, List<Claim> storedCompleted) {
         Connection connection = handle.getConnection();
+        if (sealed) {
+            complete(connection, completed); // claimed processing: keys reclaimed from expired rows, rare
+            if (!executor.commitsWithCompletion()) {
+                sql.sealBatchClaims.execute(connection, call -> bindSeal(call, storedCompleted));
+                handle.commit();
+                return;
+            }
+            PgTransactions.commitWith(handle, () -> sql.sealBatchClaimsThenCommit.execute(connection,
+                    call -> bindSeal(call, storedCompleted)));
+            return;
+        }
         if (completed.isEmpty() || !executor.commitsWithCompletion()) {
             complete(connection, completed);
             handle.commit();
             return;
         }
         PgTransactions.commitWith(handle, () -> sql.completeBatchThenCommit.execute(connection, call -> bindCompletion(call, completed)));
+    }
+
+    /** The binds of {@link ExecutorSql}'s seal: the keys stored completed, how many must still be. */
+    private static JdbcStatement.Call bindSeal(JdbcStatement.Call call, List<Claim> storedCompleted) throws SQLException {
+        return bindKeys(call, storedCompleted).integer("expected", storedCompleted.size());
     }
 
     /** Stores the outcome of every message in {@code completed} in one statement. */
@@ -860,6 +919,8 @@ public final class IdempotentBatchConsumer {
         final String tenant;
         final String messageId;
         final String key;
+        /** Whether its latest claim inserted its key row completed (to be sealed at commit), not processing. */
+        boolean storedCompleted;
 
         Claim(int index, String tenant, String messageId, String key) {
             this.index = index;

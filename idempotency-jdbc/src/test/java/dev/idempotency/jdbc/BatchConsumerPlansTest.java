@@ -3,7 +3,10 @@ package dev.idempotency.jdbc;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -22,12 +25,13 @@ class BatchConsumerPlansTest {
     static final ExecutorFixture db = new ExecutorFixture(1);
 
     @Test
-    void theReadOfTakenKeysTheCompletionAndTheReleaseLookEachKeyUpByIndexInAPlanMadeForAnEmptyTable() {
+    void theReadOfTakenKeysTheCompletionTheReleaseAndTheSealLookEachKeyUpByIndexInAPlanMadeForAnEmptyTable() {
         ExecutorSql.BatchStatements sql = new ExecutorSql.BatchStatements(db.schema.name());
         // The fixture's schema is new: its keys table has never been analyzed.
         assertLooksKeysUpByIndex(sql.readBatchKeys.namedSql(), "");
         assertLooksKeysUpByIndex(sql.completeBatch.namedSql(), ", 'true', 'java.lang.Boolean', 100");
         assertLooksKeysUpByIndex(sql.releaseBatchClaims.namedSql(), "");
+        assertLooksKeysUpByIndex(sql.sealBatchClaims.namedSql(), ", 100");
     }
 
     /** The generic plan of {@code statement}, bound to 100 keys and then {@code moreArguments} (result, its type, the count). */
@@ -50,9 +54,18 @@ class BatchConsumerPlansTest {
         assertTrue(plan.contains("Index Scan using idempotency_keys_pkey on idempotency_keys"), plan);
     }
 
-    /** The statement's parameters as PREPARE's, numbered in the order the test binds them. */
+    /** The statement's parameters as PREPARE's, numbered in the order the test binds them: tenants, keys, result, its type, the count. */
     private static String numbered(String named) {
-        return named.replace(":tenants", "$1").replace(":keys", "$2").replace(":resultType", "$4")
-                .replace(":result", "$3").replace(":expected", "$5");
+        Map<String, String> numbers = new LinkedHashMap<>();
+        for (String parameter : List.of(":tenants", ":keys", ":result", ":resultType", ":expected")) {
+            if (Pattern.compile(parameter + "\\b").matcher(named).find()) {
+                numbers.put(parameter, "\\$" + (numbers.size() + 1));
+            }
+        }
+        String numbered = named;
+        for (Map.Entry<String, String> number : numbers.entrySet()) {
+            numbered = numbered.replaceAll(number.getKey() + "\\b", number.getValue());
+        }
+        return numbered;
     }
 }

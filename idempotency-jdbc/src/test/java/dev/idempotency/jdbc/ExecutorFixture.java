@@ -33,6 +33,12 @@ final class ExecutorFixture implements BeforeAllCallback, AfterAllCallback, Befo
         schema = MigratedSchema.builder(IdempotencyMigrations::migrate).poolSize(poolSize).afterMigration(PAYMENTS).build();
     }
 
+    /** A schema migrated up to {@code lastVersion} only, as a database that has not applied the later migrations yet. */
+    ExecutorFixture(int poolSize, String lastVersion) {
+        schema = MigratedSchema.builder((dataSource, name) -> IdempotencyMigrations.migrate(dataSource, name, lastVersion))
+                .poolSize(poolSize).afterMigration(PAYMENTS).build();
+    }
+
     @Override
     public void beforeAll(ExtensionContext context) {
         schema.beforeAll(context);
