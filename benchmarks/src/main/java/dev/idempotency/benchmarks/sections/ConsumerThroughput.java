@@ -16,6 +16,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -30,6 +37,9 @@ import org.jdbi.v3.core.statement.PreparedBatch;
  * consume-and-ack rate (the same messages in the same batches, acknowledged with no database) and to
  * the same inserts alone in a transaction per batch, written both ways; the five are measured in the
  * same rounds. Targets at batch 100, for each mode: at least 30,000 messages/s, and at least 0.5 of raw.
+ * At batch 100, also {@value #SIDE_BY_SIDE} consumers side by side, each on a destination of its own (as
+ * a service's consumers each read their own partitions), exactly once and raw, and pgbench on as many
+ * connections: one consumer waits for the broker and for PostgreSQL in turn, several overlap them.
  */
 final class ConsumerThroughput implements Section {
     static final int[] BATCHES = {1, 10, 100, 500};
@@ -47,6 +57,8 @@ final class ConsumerThroughput implements Section {
     static final String BARE_BATCHED_INSERTS_CELL = "payment inserts as one JDBC batch, one bare transaction per batch";
     /** consumeAll's exact statements for a batch of {@link #TARGET_BATCH} new messages, sent by pgbench: the SQL's own limit. */
     static final String PGBENCH_SCRIPT = "consumer-batch-100.sql";
+    /** Consumers side by side in the cells that measure them, at {@link #TARGET_BATCH}. */
+    static final int SIDE_BY_SIDE = 2;
 
     @Override
     public String name() {
@@ -101,15 +113,21 @@ final class ConsumerThroughput implements Section {
             int messages = Math.min(setting, BATCHES_PER_CELL * batch);
             List<BenchmarkRun.Cell> group = new ArrayList<>(List.of(
                     new BenchmarkRun.Cell(broker.label() + ", exactly once into payments, a call per message", batch,
-                            () -> exactlyOnce(run, broker, batch, messages, false)),
+                            () -> exactlyOnce(run, broker, batch, messages, false, 1)),
                     new BenchmarkRun.Cell(broker.label() + ", exactly once into payments, a call per batch", batch,
-                            () -> exactlyOnce(run, broker, batch, messages, true)),
+                            () -> exactlyOnce(run, broker, batch, messages, true, 1)),
                     new BenchmarkRun.Cell(broker.label() + ", raw consume and ack", batch,
-                            () -> raw(run, broker, batch, messages)),
+                            () -> raw(run, broker, batch, messages, 1)),
                     new BenchmarkRun.Cell(BARE_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages, false)),
                     new BenchmarkRun.Cell(BARE_BATCHED_INSERTS_CELL, batch, () -> bareInserts(run, batch, messages, true))));
             if (batch == TARGET_BATCH) {
-                group.add(new BenchmarkRun.Cell(PGBENCH_SCRIPT, batch, () -> pgbenchPerMessage(run)));
+                group.add(new BenchmarkRun.Cell(PGBENCH_SCRIPT, batch, () -> pgbenchPerMessage(run, 1)));
+                group.add(new BenchmarkRun.Cell(broker.label() + ", exactly once into payments, a call per batch, "
+                        + SIDE_BY_SIDE + " consumers", batch, () -> exactlyOnce(run, broker, batch, messages, true, SIDE_BY_SIDE)));
+                group.add(new BenchmarkRun.Cell(broker.label() + ", raw consume and ack, " + SIDE_BY_SIDE + " consumers", batch,
+                        () -> raw(run, broker, batch, messages, SIDE_BY_SIDE)));
+                group.add(new BenchmarkRun.Cell(PGBENCH_SCRIPT + ", " + SIDE_BY_SIDE + " connections", batch,
+                        () -> pgbenchPerMessage(run, SIDE_BY_SIDE)));
             }
             List<Measurement> cells = run.interleaved(group);
             Measurement raw = cells.get(2);
@@ -128,6 +146,17 @@ final class ConsumerThroughput implements Section {
                 rows.add(ResultRow.of(TITLE, "pgbench " + PGBENCH_SCRIPT + ": consumeAll's statements for a batch of new "
                         + "messages, no broker", batch, pgbench).compared(broker.label() + " consumeAll/pgbench msg/s "
                         + Targets.format(Targets.ratio(cells.get(1).opsPerSecond(), pgbench.opsPerSecond()))));
+                Measurement sideBySide = cells.get(6);
+                Measurement sideBySidePgbench = cells.get(8);
+                rows.add(exactlyOnceRow(broker.label() + ": " + messages + " messages exactly once into payments, one "
+                        + "handler call per batch (consumeAll, a JDBC batch), " + SIDE_BY_SIDE + " consumers side by side, "
+                        + "each on a destination of its own", batch, sideBySide, cells.get(7), cells.get(4))
+                        .compared("ours/pgbench on " + SIDE_BY_SIDE + " connections "
+                                + Targets.format(Targets.ratio(sideBySide.opsPerSecond(), sideBySidePgbench.opsPerSecond()))));
+                rows.add(ResultRow.of(TITLE, broker.label() + ": " + messages + " messages, raw consume and ack, "
+                        + SIDE_BY_SIDE + " consumers side by side", batch, cells.get(7)));
+                rows.add(ResultRow.of(TITLE, "pgbench " + PGBENCH_SCRIPT + " on " + SIDE_BY_SIDE + " connections, no broker",
+                        batch, sideBySidePgbench));
             }
         }
         return rows;
@@ -148,15 +177,15 @@ final class ConsumerThroughput implements Section {
      * writing its payments in one JDBC batch; else {@code consume}'s, one insert statement per message.
      */
     private static Measurement exactlyOnce(BenchmarkRun run, ConsumerBroker broker, int batch, int messages,
-                                           boolean together) throws Exception {
-        try (HikariDataSource pool = run.database().pool("consumers", 1)) {
+                                           boolean together, int consumers) throws Exception {
+        try (HikariDataSource pool = run.database().pool("consumers", consumers)) {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(run.executorConfig()).build();
             IdempotentBatchConsumer consumer = IdempotentBatchConsumer.builder(executor, "bench-consumer").build();
             String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-            String[] firstError = new String[1];
-            long[] consumed = new long[1];
-            Measurement m = measure(run, broker, together ? "exactly once, a call per batch" : "exactly once", batch,
-                    messages, (source, received) -> {
+            AtomicReference<String> firstError = new AtomicReference<>();
+            AtomicLong consumed = new AtomicLong();
+            Measurement m = measure(run, broker, (together ? "exactly once, a call per batch" : "exactly once")
+                    + (consumers > 1 ? ", " + consumers + " consumers" : ""), batch, messages, consumers, (source, received) -> {
                 List<IdempotentBatchConsumer.Result<ConsumerBroker.Received>> results = together
                         ? consumer.consumeAll(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
                                 (tx, fresh) -> insertAll(tx.handle(), insert, fresh))
@@ -168,24 +197,22 @@ final class ConsumerThroughput implements Section {
                 for (IdempotentBatchConsumer.Result<ConsumerBroker.Received> result : results) {
                     if (result.delivery().outcome() != dev.idempotency.core.consumer.Delivery.Outcome.APPLIED) {
                         errors++;
-                        if (firstError[0] == null) {
-                            firstError[0] = result.delivery().outcome() + ": " + result.delivery().error();
-                        }
+                        firstError.compareAndSet(null, result.delivery().outcome() + ": " + result.delivery().error());
                     }
                 }
                 source.acknowledge(received);
-                consumed[0] += received.size();
+                consumed.addAndGet(received.size());
                 return errors;
             });
             long payments = Jdbi.create(pool).withHandle(h -> h.createQuery(
                     BenchmarkSql.render(BenchmarkSql.COUNT_PAYMENTS, run.database().schema())).mapTo(Long.class).one());
-            if (payments != consumed[0]) {
+            if (payments != consumed.get()) {
                 // Exactly once means one payment per message consumed, warm-up included.
                 return new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(), m.p99Millis(), m.client(),
-                        m.errors() + Math.abs(payments - consumed[0]), "payments " + payments + " for " + consumed[0] + " messages");
+                        m.errors() + Math.abs(payments - consumed.get()), "payments " + payments + " for " + consumed.get() + " messages");
             }
-            return firstError[0] == null ? m : new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(),
-                    m.p99Millis(), m.client(), m.errors(), firstError[0]);
+            return firstError.get() == null ? m : new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(),
+                    m.p99Millis(), m.client(), m.errors(), firstError.get());
         }
     }
 
@@ -243,17 +270,19 @@ final class ConsumerThroughput implements Section {
         });
     }
 
-    /** pgbench running {@link #PGBENCH_SCRIPT} on one connection, its transactions counted as the messages they hold. */
-    private static Measurement pgbenchPerMessage(BenchmarkRun run) throws Exception {
-        Measurement batches = PaymentCalls.pgbenchCell(run, PGBENCH_SCRIPT, 1).body().measure();
+    /** pgbench running {@link #PGBENCH_SCRIPT} on {@code connections}, its transactions counted as the messages they hold. */
+    private static Measurement pgbenchPerMessage(BenchmarkRun run, int connections) throws Exception {
+        Measurement batches = PaymentCalls.pgbenchCell(run, PGBENCH_SCRIPT, connections).body().measure();
         ClientCost client = batches.client();
         return new Measurement(batches.operations() * TARGET_BATCH, batches.opsPerSecond() * TARGET_BATCH,
                 batches.p50Millis(), batches.p99Millis(), new ClientCost(client.cpuMicros() / TARGET_BATCH,
                 client.userMicros() / TARGET_BATCH, client.switches() / TARGET_BATCH), batches.errors(), batches.firstError());
     }
 
-    private static Measurement raw(BenchmarkRun run, ConsumerBroker broker, int batch, int messages) throws Exception {
-        return measure(run, broker, "raw", batch, messages, (source, received) -> {
+    private static Measurement raw(BenchmarkRun run, ConsumerBroker broker, int batch, int messages, int consumers)
+            throws Exception {
+        return measure(run, broker, consumers > 1 ? "raw, " + consumers + " consumers" : "raw", batch, messages, consumers,
+                (source, received) -> {
             source.acknowledge(received);
             return 0;
         });
@@ -266,54 +295,104 @@ final class ConsumerThroughput implements Section {
     }
 
     /**
-     * Fills a destination with the cell's messages and, when the cell warms up, as many again; consumes
-     * for the warm-up (untimed), then {@code messages} timed, from the first batch fetched to the last
-     * acknowledgement's arrival.
+     * Fills a destination of its own for each of {@code consumers} consumers with its share of the
+     * cell's messages and, when the cell warms up, as many again; each consumer consumes its warm-up
+     * (untimed), waits for the others, then consumes its share timed, on a thread of its own. Timed
+     * from the first batch any of them fetched to the last acknowledgement's arrival.
      */
     private static Measurement measure(BenchmarkRun run, ConsumerBroker broker, String mode, int batch, int messages,
-                                       Work work) throws Exception {
+                                       int consumers, Work work) throws Exception {
         Warmup warmup = run.warmup("consumers " + broker.label() + " " + mode);
-        int extra = warmup.least().isZero() ? 0 : messages;
-        try (ConsumerBroker.Batches source = broker.fill(messages + extra, batch)) {
-            long warmEnd = System.nanoTime() + warmup.least().toNanos();
-            int warmed = 0;
-            while (warmed + batch <= extra && System.nanoTime() < warmEnd) {
-                List<ConsumerBroker.Received> received = source.next();
-                if (!received.isEmpty()) {
-                    work.apply(source, received);
-                    warmed += received.size();
-                }
+        int share = messages / consumers;
+        int extra = warmup.least().isZero() ? 0 : share;
+        List<ConsumerBroker.Batches> sources = new ArrayList<>(consumers);
+        ExecutorService threads = Executors.newFixedThreadPool(consumers);
+        try {
+            for (int c = 0; c < consumers; c++) {
+                sources.add(broker.fill(share + extra, batch));
+            }
+            Window window = new Window();
+            CyclicBarrier warmedUp = new CyclicBarrier(consumers);
+            List<Future<Consumed>> running = new ArrayList<>(consumers);
+            for (ConsumerBroker.Batches source : sources) {
+                running.add(threads.submit(() -> consume(broker, source, warmup, batch, share, extra, warmedUp, window, work)));
             }
             Histogram latencies = Measurement.newLatencyHistogram();
             long errors = 0;
             long seen = 0;
-            long started = 0;
-            ClientWindow client = null;
-            long lastReceived = System.nanoTime();
-            while (seen < messages) {
-                List<ConsumerBroker.Received> received = source.next();
-                long fetched = System.nanoTime();
-                if (received.isEmpty()) {
-                    // A consumer's first fetch can take a while (Kafka's metadata and offsets); only a long silence fails.
-                    if (fetched - lastReceived > STALL.toNanos()) {
-                        throw new IllegalStateException(broker.label() + " handed out no message for " + STALL.toSeconds()
-                                + " s after " + seen + " of " + messages);
-                    }
-                    continue;
-                }
-                lastReceived = fetched;
-                if (seen == 0) {
-                    started = fetched;
-                    client = ClientWindow.start();
-                }
-                errors += work.apply(source, received);
-                latencies.recordValue(Math.max(1_000, System.nanoTime() - fetched));
-                seen += received.size();
+            long ended = 0;
+            for (Future<Consumed> consumer : running) {
+                Consumed consumed = consumer.get();
+                latencies.add(consumed.latencies());
+                errors += consumed.errors();
+                seen += consumed.seen();
+                ended = Math.max(ended, consumed.ended());
             }
-            source.awaitAcknowledgements();
-            double seconds = (System.nanoTime() - started) / 1e9;
+            double seconds = (ended - window.started) / 1e9;
             return new Measurement(seen, seen / seconds, latencies.getValueAtPercentile(50) / 1e6,
-                    latencies.getValueAtPercentile(99) / 1e6, client.perOperation(seen), errors, null);
+                    latencies.getValueAtPercentile(99) / 1e6, window.client.perOperation(seen), errors, null);
+        } finally {
+            threads.shutdownNow();
+            for (ConsumerBroker.Batches source : sources) {
+                source.close();
+            }
         }
+    }
+
+    /** When the first consumer fetched its first timed batch, and the client's CPU from then. */
+    private static final class Window {
+        long started;
+        ClientWindow client;
+
+        synchronized void open() {
+            if (client == null) {
+                started = System.nanoTime();
+                client = ClientWindow.start();
+            }
+        }
+    }
+
+    /** What one consumer consumed timed, and when its last acknowledgement arrived. */
+    private record Consumed(Histogram latencies, long errors, long seen, long ended) {
+    }
+
+    /** One consumer: its warm-up, then, once every consumer is warm, its {@code share} timed. */
+    private static Consumed consume(ConsumerBroker broker, ConsumerBroker.Batches source, Warmup warmup, int batch, int share,
+                                    int extra, CyclicBarrier warmedUp, Window window, Work work) throws Exception {
+        long warmEnd = System.nanoTime() + warmup.least().toNanos();
+        int warmed = 0;
+        while (warmed + batch <= extra && System.nanoTime() < warmEnd) {
+            List<ConsumerBroker.Received> received = source.next();
+            if (!received.isEmpty()) {
+                work.apply(source, received);
+                warmed += received.size();
+            }
+        }
+        warmedUp.await(STALL.toSeconds(), TimeUnit.SECONDS);
+        Histogram latencies = Measurement.newLatencyHistogram();
+        long errors = 0;
+        long seen = 0;
+        long lastReceived = System.nanoTime();
+        while (seen < share) {
+            List<ConsumerBroker.Received> received = source.next();
+            long fetched = System.nanoTime();
+            if (received.isEmpty()) {
+                // A consumer's first fetch can take a while (Kafka's metadata and offsets); only a long silence fails.
+                if (fetched - lastReceived > STALL.toNanos()) {
+                    throw new IllegalStateException(broker.label() + " handed out no message for " + STALL.toSeconds()
+                            + " s after " + seen + " of " + share);
+                }
+                continue;
+            }
+            lastReceived = fetched;
+            if (seen == 0) {
+                window.open();
+            }
+            errors += work.apply(source, received);
+            latencies.recordValue(Math.max(1_000, System.nanoTime() - fetched));
+            seen += received.size();
+        }
+        source.awaitAcknowledgements();
+        return new Consumed(latencies, errors, seen, System.nanoTime());
     }
 }

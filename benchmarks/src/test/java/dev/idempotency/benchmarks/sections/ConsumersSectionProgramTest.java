@@ -35,7 +35,7 @@ class ConsumersSectionProgramTest {
         assertFalse(run.output().contains("FAILED"), run.output());
         assertFalse(run.output().contains("ERRORS"), run.output());
         List<String> rows = run.rows(ConsumerThroughput.TITLE);
-        assertEquals(3 * (ConsumerThroughput.BATCHES.length * 5 + 1), rows.size(), run.output());
+        assertEquals(3 * (ConsumerThroughput.BATCHES.length * 5 + 4), rows.size(), run.output());
         int row = 0;
         for (String broker : List.of("JetStream pull fetch", "RabbitMQ prefetch", "Kafka poll")) {
             for (int batch : ConsumerThroughput.BATCHES) {
@@ -55,6 +55,15 @@ class ConsumersSectionProgramTest {
                 if (batch == ConsumerThroughput.TARGET_BATCH) {
                     assertTrue(rows.get(row++).matches(".*pgbench consumer-batch-100.sql: .* +" + batch
                             + " .*consumeAll/pgbench msg/s \\d+\\.\\d\\d.*"), rows.get(row - 1));
+                    String sideBySide = rows.get(row++);
+                    assertTrue(sideBySide.matches(".*" + broker + ": 600 messages exactly once into payments, one handler call per "
+                            + "batch \\(consumeAll, a JDBC batch\\), 2 consumers side by side, each on a destination of its own +"
+                            + batch + " .*ours/raw msg/s \\d+\\.\\d\\d, ours/bare inserts \\d+\\.\\d\\d; ours/pgbench on 2 connections \\d+\\.\\d\\d.*"
+                            + "(met|NOT MET): >= 30000 msg/s and >= 0.5 of raw"), sideBySide);
+                    assertTrue(rows.get(row++).matches(".*" + broker + ": 600 messages, raw consume and ack, 2 consumers side by "
+                            + "side +" + batch + " .*"), rows.get(row - 1));
+                    assertTrue(rows.get(row++).matches(".*pgbench consumer-batch-100.sql on 2 connections, no broker +" + batch
+                            + " .*"), rows.get(row - 1));
                 }
             }
         }
