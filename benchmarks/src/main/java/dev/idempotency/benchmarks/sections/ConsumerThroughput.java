@@ -100,7 +100,9 @@ final class ConsumerThroughput implements Section {
                 + "inserts through a Jdbi handle, a statement each or one PreparedBatch, one transaction per batch, no "
                 + "broker nor consumer (the database's own rate for this work); at batch 100, pgbench sending consumeAll's "
                 + "statements for a batch of new messages (" + PGBENCH_SCRIPT + ", one connection, its transactions "
-                + "counted as 100 messages each). p50/p99: one "
+                + "counted as 100 messages each); and at batch 100, " + SIDE_BY_SIDE + " consumers side by side, each on a "
+                + "destination of its own holding its share and on a thread and a connection of its own, warmed up, then "
+                + "timed together (consumeAll and raw), next to pgbench on " + SIDE_BY_SIDE + " connections. p50/p99: one "
                 + "batch, fetch to ack. Acks: JetStream ack() per message; RabbitMQ one basicAck(lastTag, multiple) per "
                 + "batch; Kafka commitSync after each batch. Client CPU for an in-JVM Kafka includes the broker's.");
         return rows;
