@@ -21,7 +21,8 @@
 -- rolled back and went on writing cannot have the consumer seal a transaction without its claims.
 --
 -- Rows inserted otherwise (the executor's claims, a restore) never have the setting 'open' and queue
--- nothing; the WHEN below costs them one setting lookup each.
+-- nothing; the WHEN below costs them one setting lookup each. A handler that runs SET CONSTRAINTS ALL
+-- IMMEDIATE makes the check run at once, before the seal, and fail: it names its own constraints instead.
 --
 -- Locks: runs in one transaction and changes only the catalog (no row is read or rewritten). Creating
 -- the trigger takes SHARE ROW EXCLUSIVE on idempotency_keys until commit: it waits for the transactions
@@ -33,9 +34,9 @@ CREATE FUNCTION "${flyway:defaultSchema}".idempotency_keys_require_sealed_claims
 AS $$
 BEGIN
     IF current_setting('idempotency.batch_claims', true) IS DISTINCT FROM 'sealed' THEN
-        RAISE EXCEPTION 'a batch consumer''s transaction was committed by its handler, not by the consumer; nothing of it was committed'
+        RAISE EXCEPTION 'a batch consumer''s claims were checked before the consumer sealed them: its handler committed the transaction, or ran SET CONSTRAINTS ALL IMMEDIATE; nothing of the transaction was committed'
             USING ERRCODE = 'IH002',
-                  HINT = 'Let the batch consumer commit: a handler must not commit, roll back or close its transaction. Redeliver the messages.';
+                  HINT = 'Let the batch consumer commit: a handler must not commit, roll back or close its transaction, and names its own constraints in SET CONSTRAINTS, not ALL. Redeliver the messages.';
     END IF;
     RETURN NULL;
 END
