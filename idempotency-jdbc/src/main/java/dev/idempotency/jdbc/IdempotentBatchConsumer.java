@@ -725,7 +725,8 @@ public final class IdempotentBatchConsumer {
 
     /**
      * Refuses to go on when the handler's call for {@code current} committed, rolled back or closed the
-     * batch's transaction through Jdbi. If it committed, the batch's claims were committed as processing
+     * batch's transaction through Jdbi. With V11's check a commit fails and nothing of the batch is
+     * left to mark. Before V11, the batch's claims were committed as processing
      * with the handlers' writes so far: the messages whose handlers ran and kept their writes
      * ({@code current} and those applied) are marked failed ({@link CallbackRunner#ENDED_BY_CALLBACK},
      * as the executor marks its own), so retries see it rather than a key stuck in progress or a
@@ -803,24 +804,28 @@ public final class IdempotentBatchConsumer {
      * statement ({@link PostgresIdempotentExecutor#commitsWithCompletion}), else Jdbi's commit after them.
      */
     private void completeAndCommit(Handle handle, List<Claim> completed, boolean sealed, List<Claim> storedCompleted) {
-        Connection connection = handle.getConnection();
         if (sealed) {
-            complete(connection, completed); // claimed processing: keys reclaimed from expired rows, rare
-            if (!executor.commitsWithCompletion()) {
-                sql.sealBatchClaims.execute(connection, call -> bindSeal(call, storedCompleted));
-                handle.commit();
-                return;
-            }
-            PgTransactions.commitWith(handle, () -> sql.sealBatchClaimsThenCommit.execute(connection,
-                    call -> bindSeal(call, storedCompleted)));
-            return;
+            complete(handle.getConnection(), completed); // claimed processing: keys reclaimed from expired rows, rare
+            commitAfter(handle, sql.sealBatchClaims, sql.sealBatchClaimsThenCommit, call -> bindSeal(call, storedCompleted));
+        } else if (completed.isEmpty()) {
+            handle.commit();
+        } else {
+            commitAfter(handle, sql.completeBatch, sql.completeBatchThenCommit, call -> bindCompletion(call, completed));
         }
-        if (completed.isEmpty() || !executor.commitsWithCompletion()) {
-            complete(connection, completed);
+    }
+
+    /**
+     * Runs {@code last} and commits: as {@code lastThenCommit}, the statement and our COMMIT in one round
+     * trip, where the executor lets our COMMIT travel with a statement; else the statement, then Jdbi's commit.
+     */
+    private void commitAfter(Handle handle, JdbcStatement last, JdbcStatement lastThenCommit, JdbcStatement.Binding binding) {
+        Connection connection = handle.getConnection();
+        if (!executor.commitsWithCompletion()) {
+            last.execute(connection, binding);
             handle.commit();
             return;
         }
-        PgTransactions.commitWith(handle, () -> sql.completeBatchThenCommit.execute(connection, call -> bindCompletion(call, completed)));
+        PgTransactions.commitWith(handle, () -> lastThenCommit.execute(connection, binding));
     }
 
     /** The binds of {@link ExecutorSql}'s seal: the keys stored completed, how many must still be. */
