@@ -335,9 +335,26 @@ final class ConsumerThroughput implements Section {
                     latencies.getValueAtPercentile(99) / 1e6, window.client.perOperation(seen), errors, null);
         } finally {
             threads.shutdownNow();
-            for (ConsumerBroker.Batches source : sources) {
+            closeAll(sources);
+        }
+    }
+
+    /** Closes every source, each even when one before it failed to close; throws the first failure. */
+    private static void closeAll(List<ConsumerBroker.Batches> sources) throws Exception {
+        Exception first = null;
+        for (ConsumerBroker.Batches source : sources) {
+            try {
                 source.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
             }
+        }
+        if (first != null) {
+            throw first;
         }
     }
 
