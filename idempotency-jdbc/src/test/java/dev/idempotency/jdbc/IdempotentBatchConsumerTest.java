@@ -505,11 +505,7 @@ class IdempotentBatchConsumerTest {
         List<String> seenByHandler = new ArrayList<>();
 
         List<IdempotentBatchConsumer.Result<Message>> results = consumer("once", 5).consumeAll(batch, Message::id,
-                Message::tenant, (tx, messages) -> {
-                    seenByHandler.add(tx.handle().createQuery("SELECT status FROM idempotency_keys WHERE tenant_id = :t "
-                            + "AND idempotency_key = :k").bind("t", tx.tenant()).bind("k", tx.key()).mapTo(String.class).one());
-                    shipAll(tx, messages);
-                });
+                Message::tenant, shipAllSeeingOwnClaim(seenByHandler));
 
         assertEquals(Map.of(Delivery.Outcome.APPLIED, 3), outcomes(results));
         assertEquals(List.of("completed"), seenByHandler);
@@ -524,11 +520,7 @@ class IdempotentBatchConsumerTest {
         List<String> seenByHandler = new ArrayList<>();
 
         List<IdempotentBatchConsumer.Result<Message>> results = consumer.consumeAll(batch, Message::id, Message::tenant,
-                (tx, messages) -> {
-                    seenByHandler.add(tx.handle().createQuery("SELECT status FROM idempotency_keys WHERE tenant_id = :t "
-                            + "AND idempotency_key = :k").bind("t", tx.tenant()).bind("k", tx.key()).mapTo(String.class).one());
-                    shipAll(tx, messages);
-                });
+                shipAllSeeingOwnClaim(seenByHandler));
         List<IdempotentBatchConsumer.Result<Message>> replayed = consumer.consume(batch, Message::id, Message::tenant,
                 IdempotentBatchConsumerTest::ship);
 
@@ -748,6 +740,15 @@ class IdempotentBatchConsumerTest {
             assertEquals(1, db.outboxEvents(message.tenant(), message.id()), message.id());
             assertEquals("completed", db.keyRow("notifying:" + message.id(), message.tenant()).get("status"));
         }
+    }
+
+    /** A batch handler that adds the status of its call's key row, as it sees it, to {@code seen}, then ships. */
+    private static IdempotentBatchConsumer.BatchHandler<Message> shipAllSeeingOwnClaim(List<String> seen) {
+        return (tx, messages) -> {
+            seen.add(tx.handle().createQuery("SELECT status FROM idempotency_keys WHERE tenant_id = :t AND idempotency_key = :k")
+                    .bind("t", tx.tenant()).bind("k", tx.key()).mapTo(String.class).one());
+            shipAll(tx, messages);
+        };
     }
 
     private static void assertRedeliveryRunsEveryMessageOnce(IdempotentBatchConsumer consumer, List<Message> batch,
