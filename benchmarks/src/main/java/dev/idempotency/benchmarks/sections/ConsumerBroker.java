@@ -9,7 +9,7 @@ import java.util.List;
  */
 interface ConsumerBroker extends AutoCloseable {
 
-    /** How the rows name it, e.g. "JetStream pull fetch". */
+    /** How the rows name it, e.g. "JetStream pull". */
     String label();
 
     /**

@@ -3,11 +3,14 @@ package dev.idempotency.benchmarks.sections;
 import dev.idempotency.outbox.publisher.OutboxHeaders;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
-import io.nats.client.JetStreamSubscription;
+import io.nats.client.ConsumeOptions;
+import io.nats.client.ConsumerContext;
+import io.nats.client.IterableConsumer;
+import io.nats.client.JetStreamStatusCheckedException;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.ConsumerConfiguration;
 import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
@@ -21,14 +24,19 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * JetStream for the consumers section: a stream of the cell's own ({@link JetStreamStream}, memory
- * storage), filled by async publishes, read by a durable pull consumer with {@code fetch(batch)} and
- * acknowledged message by message ({@code ack()}, sent without waiting, as the example does).
+ * storage), filled by async publishes, read by a durable pull consumer through the client's
+ * {@code iterate()}, which keeps pulls of up to two batches outstanding so that the next batch arrives
+ * while this one is in the database, gathered into batches (the first message waited for up to a
+ * second, the rest as they come), and acknowledged message by message ({@code ack()}, sent without
+ * waiting), as the example does.
  */
 final class JetStreamConsumerBroker implements ConsumerBroker {
     static final String MESSAGE_ID_HEADER = "Nats-Msg-Id";
     /** Async publishes in flight while filling. */
     private static final int FILL_WINDOW = 1_000;
-    private static final Duration FETCH_WAIT = Duration.ofSeconds(1);
+    private static final Duration FIRST_WAIT = Duration.ofSeconds(1);
+    /** How long a batch waits for each further message: the outstanding pull has them on the way. */
+    private static final Duration NEXT_WAIT = Duration.ofMillis(200);
 
     private final String url;
     private final Connection connection;
@@ -51,7 +59,7 @@ final class JetStreamConsumerBroker implements ConsumerBroker {
 
     @Override
     public String label() {
-        return "JetStream pull fetch";
+        return "JetStream pull";
     }
 
     @Override
@@ -74,17 +82,19 @@ final class JetStreamConsumerBroker implements ConsumerBroker {
                     pending.clear();
                 }
             }
-            JetStreamSubscription subscription = jetStream.subscribe(subject,
-                    PullSubscribeOptions.builder().durable("consumers").build());
+            ConsumerContext consumer = connection.getStreamContext(stream.name()).createOrUpdateConsumer(
+                    ConsumerConfiguration.builder().durable("consumers").filterSubject(subject).build());
+            IterableConsumer pulled = consumer.iterate(ConsumeOptions.builder().batchSize(2 * batch).build());
             return new Batches() {
                 @Override
-                public List<Received> next() {
-                    List<Message> fetched = subscription.fetch(batch, FETCH_WAIT);
-                    List<Received> received = new ArrayList<>(fetched.size());
-                    for (Message message : fetched) {
+                public List<Received> next() throws InterruptedException, JetStreamStatusCheckedException {
+                    List<Received> received = new ArrayList<>(batch);
+                    Message message = pulled.nextMessage(FIRST_WAIT);
+                    while (message != null) {
                         received.add(new Received(message, message.getHeaders().getFirst(MESSAGE_ID_HEADER),
                                 message.getHeaders().getFirst(OutboxHeaders.TENANT),
                                 Long.parseLong(new String(message.getData(), StandardCharsets.UTF_8))));
+                        message = received.size() == batch ? null : pulled.nextMessage(NEXT_WAIT);
                     }
                     return received;
                 }
@@ -104,7 +114,8 @@ final class JetStreamConsumerBroker implements ConsumerBroker {
                 @Override
                 public void close() throws Exception {
                     try {
-                        subscription.unsubscribe();
+                        pulled.stop();
+                        pulled.close();
                     } finally {
                         stream.close();
                     }

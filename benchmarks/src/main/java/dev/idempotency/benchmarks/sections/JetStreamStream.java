@@ -52,6 +52,11 @@ final class JetStreamStream implements AutoCloseable {
         return new JetStreamStream(connection, name);
     }
 
+    /** The stream's name, for a consumer of it. */
+    String name() {
+        return name;
+    }
+
     /** The subject prefix to configure the publisher with: the topic follows it. */
     String subjectPrefix() {
         return name + ".";

@@ -23,8 +23,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * Kafka for the consumers section: the tests' single-node broker ({@link KafkaTestBroker}, test-support's)
  * started in this JVM (in a container where Docker works), a one-partition topic of the cell's own filled by one producer, read by
- * a consumer with {@code max.poll.records} the batch size, and acknowledged with {@code commitSync} of
- * the offset after each batch's last record.
+ * a consumer with {@code max.poll.records} the batch size, and acknowledged with {@code commitAsync} of
+ * the offset after each batch's last record, so that the next batch is processed while the broker
+ * stores it; the last one is awaited with {@code commitSync}, as the example does at its end.
  */
 final class KafkaConsumerBroker implements ConsumerBroker {
     private static final Duration POLL_WAIT = Duration.ofSeconds(1);
@@ -85,15 +86,20 @@ final class KafkaConsumerBroker implements ConsumerBroker {
                 return received;
             }
 
+            private OffsetAndMetadata next;
+
             @Override
             public void acknowledge(List<Received> acknowledged) {
                 ConsumerRecord<?, ?> last = (ConsumerRecord<?, ?>) acknowledged.get(acknowledged.size() - 1).message();
-                consumer.commitSync(Map.of(partition, new OffsetAndMetadata(last.offset() + 1)));
+                next = new OffsetAndMetadata(last.offset() + 1);
+                consumer.commitAsync(Map.of(partition, next), null);
             }
 
             @Override
             public void awaitAcknowledgements() {
-                // commitSync returned: the broker has them.
+                if (next != null) {
+                    consumer.commitSync(Map.of(partition, next));
+                }
             }
 
             @Override

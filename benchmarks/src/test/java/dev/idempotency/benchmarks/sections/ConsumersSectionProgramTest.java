@@ -37,7 +37,7 @@ class ConsumersSectionProgramTest {
         List<String> rows = run.rows(ConsumerThroughput.TITLE);
         assertEquals(3 * (ConsumerThroughput.BATCHES.length * 5 + 4), rows.size(), run.output());
         int row = 0;
-        for (String broker : List.of("JetStream pull fetch", "RabbitMQ prefetch", "Kafka poll")) {
+        for (String broker : List.of("JetStream pull", "RabbitMQ prefetch", "Kafka poll")) {
             for (int batch : ConsumerThroughput.BATCHES) {
                 for (String mode : List.of("a handler call per message", "one handler call per batch \\(consumeAll, a JDBC batch\\)")) {
                     String ours = rows.get(row++);
