@@ -30,8 +30,7 @@ import org.jdbi.v3.core.statement.PreparedBatch;
 
 /**
  * Section 15: consumers exactly once at broker speed (issue 38). For each broker's own batch API
- * (a JetStream pull consumer, RabbitMQ prefetch with one multiple ack, Kafka poll), each keeping the
- * next batch coming while this one is in the database, and batch size,
+ * (a JetStream pull consumer's iterate(), RabbitMQ prefetch with one multiple ack, Kafka poll) and batch size,
  * messages/s consumed exactly once by {@link IdempotentBatchConsumer} into one payment insert each and
  * acknowledged after its commit, in both of its modes (a handler call per message, each insert a
  * statement; one call for the batch, the inserts one JDBC batch), next to the same broker's raw
@@ -40,7 +39,7 @@ import org.jdbi.v3.core.statement.PreparedBatch;
  * same rounds. Targets at batch 100, for each mode: at least 30,000 messages/s, and at least 0.5 of raw.
  * At batch 100, also {@value #SIDE_BY_SIDE} consumers side by side, each on a destination of its own (as
  * a service's consumers each read their own partitions), exactly once and raw, and pgbench on as many
- * connections: one consumer waits for PostgreSQL batch after batch, several overlap those waits.
+ * connections: one consumer waits for the broker and for PostgreSQL in turn, several overlap them.
  */
 final class ConsumerThroughput implements Section {
     static final int[] BATCHES = {1, 10, 100, 500};
@@ -91,7 +90,7 @@ final class ConsumerThroughput implements Section {
         }
         run.note("Section 15: callers = batch size. Each cell fills a destination of its own, not timed (a JetStream "
                 + "stream in memory storage read by a durable pull consumer's iterate(), pulls of up to 2 x batch outstanding; "
-                + "a RabbitMQ queue, prefetch = 2 x batch; a one-partition Kafka topic on "
+                + "a RabbitMQ queue, prefetch = batch; a one-partition Kafka topic on "
                 + "test-support's single-node KafkaTestBroker, in this JVM where Docker is missing), then consumes "
                 + "min(--consumer-messages, " + BATCHES_PER_CELL + " x batch) messages after its warm-up, timed from the "
                 + "first batch fetched to the last acknowledged. Exactly once: IdempotentBatchConsumer (pool of 1, the "
@@ -106,7 +105,7 @@ final class ConsumerThroughput implements Section {
                 + "destination of its own holding its share and on a thread and a connection of its own, warmed up, then "
                 + "timed together (consumeAll and raw), next to pgbench on " + SIDE_BY_SIDE + " connections. p50/p99: one "
                 + "batch, fetch to ack. Acks: JetStream ack() per message; RabbitMQ one basicAck(lastTag, multiple) per "
-                + "batch; Kafka commitAsync after each batch, the last awaited with commitSync. Client CPU for an in-JVM Kafka includes the broker's.");
+                + "batch; Kafka commitSync after each batch. Client CPU for an in-JVM Kafka includes the broker's.");
         return rows;
     }
 

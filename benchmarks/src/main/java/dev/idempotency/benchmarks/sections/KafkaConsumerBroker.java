@@ -23,9 +23,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * Kafka for the consumers section: the tests' single-node broker ({@link KafkaTestBroker}, test-support's)
  * started in this JVM (in a container where Docker works), a one-partition topic of the cell's own filled by one producer, read by
- * a consumer with {@code max.poll.records} the batch size, and acknowledged with {@code commitAsync} of
- * the offset after each batch's last record, so that the next batch is processed while the broker
- * stores it; the last one is awaited with {@code commitSync}, as the example does at its end.
+ * a consumer with {@code max.poll.records} the batch size, and acknowledged with {@code commitSync} of
+ * the offset after each batch's last record.
  */
 final class KafkaConsumerBroker implements ConsumerBroker {
     private static final Duration POLL_WAIT = Duration.ofSeconds(1);
@@ -86,20 +85,15 @@ final class KafkaConsumerBroker implements ConsumerBroker {
                 return received;
             }
 
-            private OffsetAndMetadata next;
-
             @Override
             public void acknowledge(List<Received> acknowledged) {
                 ConsumerRecord<?, ?> last = (ConsumerRecord<?, ?>) acknowledged.get(acknowledged.size() - 1).message();
-                next = new OffsetAndMetadata(last.offset() + 1);
-                consumer.commitAsync(Map.of(partition, next), null);
+                consumer.commitSync(Map.of(partition, new OffsetAndMetadata(last.offset() + 1)));
             }
 
             @Override
             public void awaitAcknowledgements() {
-                if (next != null) {
-                    consumer.commitSync(Map.of(partition, next));
-                }
+                // commitSync returned: the broker has them.
             }
 
             @Override

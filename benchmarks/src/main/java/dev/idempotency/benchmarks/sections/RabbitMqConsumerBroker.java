@@ -21,8 +21,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * RabbitMQ for the consumers section: a queue of the cell's own (non-durable, deleted after), filled
- * with publisher confirms, read by a consumer with a prefetch of two batches (so that the next batch
- * arrives while this one is in the database) whose deliveries are gathered into batches (the first waited for up to a second, the rest as they come), and acknowledged
+ * with publisher confirms, read by a consumer with a prefetch of the batch size whose deliveries are
+ * gathered into a batch (the first waited for up to a second, the rest as they come), and acknowledged
  * with one {@code basicAck(lastTag, multiple=true)}, as the example does.
  */
 final class RabbitMqConsumerBroker implements ConsumerBroker {
@@ -72,7 +72,7 @@ final class RabbitMqConsumerBroker implements ConsumerBroker {
                 }
             }
             BlockingQueue<Delivery> delivered = new LinkedBlockingQueue<>();
-            channel.basicQos(2 * batch);
+            channel.basicQos(batch);
             String tag = channel.basicConsume(queue, false, (consumerTag, delivery) -> delivered.add(delivery), consumerTag -> { });
             return new Batches() {
                 @Override
