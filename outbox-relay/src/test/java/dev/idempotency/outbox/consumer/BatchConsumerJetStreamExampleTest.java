@@ -14,16 +14,19 @@ import dev.idempotency.testing.TestSchema;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamManagement;
-import io.nats.client.JetStreamSubscription;
+import io.nats.client.ConsumeOptions;
+import io.nats.client.ConsumerContext;
+import io.nats.client.IterableConsumer;
 import io.nats.client.Message;
 import io.nats.client.Nats;
-import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.ConsumerConfiguration;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -36,10 +39,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The batch consumer on JetStream's own batch API, as an application would write it: a pull
- * consumer fetches up to 100 messages, {@link IdempotentBatchConsumer#consumeAll} applies them in one
- * transaction, their shipments written in one JDBC batch, and only then are they acknowledged, each by
- * its result. The first batch is "lost"
+ * The batch consumer on JetStream's own batch API, as an application would write it: a durable pull
+ * consumer read through the client's {@code iterate()}, which keeps pulls of up to two batches
+ * outstanding so that the next batch arrives while this one is in the database; up to 100 messages are
+ * gathered, {@link IdempotentBatchConsumer#consumeAll} applies them in one transaction, their shipments
+ * written in one JDBC batch, and only then are they acknowledged, each by its result. The first batch is "lost"
  * after its commit and before its acks (nak'ed, as a crash would leave it): JetStream redelivers it
  * and every message of it is a replay.
  */
@@ -78,46 +82,48 @@ class BatchConsumerJetStreamExampleTest {
                 PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(schema.dataSource())
                         .config(IdempotencyConfig.builder().schema(schema.name()).build()).build();
                 IdempotentBatchConsumer shipping = IdempotentBatchConsumer.builder(executor, "shipping").build();
-                JetStreamSubscription subscription = jetStream.subscribe(subject,
-                        PullSubscribeOptions.builder().durable("shipping-" + suffix).build());
+                ConsumerContext consumer = nats.getStreamContext(stream).createOrUpdateConsumer(
+                        ConsumerConfiguration.builder().durable("shipping-" + suffix).filterSubject(subject).build());
                 AtomicInteger runs = new AtomicInteger();
                 AtomicInteger replays = new AtomicInteger();
                 Set<String> acknowledged = new HashSet<>();
                 boolean crashed = false;
                 long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (acknowledged.size() < MESSAGES && System.nanoTime() < deadline) {
-                    List<Message> batch = subscription.fetch(BATCH, Duration.ofMillis(500));
-                    if (batch.isEmpty()) {
-                        continue;
-                    }
-                    List<IdempotentBatchConsumer.Result<Message>> results = shipping.consumeAll(batch,
-                            message -> message.getHeaders().getFirst("Nats-Msg-Id"),
-                            message -> message.getHeaders().getFirst(OutboxHeaders.TENANT),
-                            (tx, fresh) -> { // the batch's messages to run, never a replay: their shipments in one JDBC batch
-                                runs.addAndGet(fresh.size());
-                                PreparedBatch shipments = tx.handle().prepareBatch("INSERT INTO shipments (message_id) VALUES (:id)");
-                                for (Message message : fresh) {
-                                    shipments.bind("id", message.getHeaders().getFirst("Nats-Msg-Id")).add();
+                try (IterableConsumer pulled = consumer.iterate(ConsumeOptions.builder().batchSize(2 * BATCH).build())) {
+                    while (acknowledged.size() < MESSAGES && System.nanoTime() < deadline) {
+                        List<Message> batch = nextBatch(pulled);
+                        if (batch.isEmpty()) {
+                            continue;
+                        }
+                        List<IdempotentBatchConsumer.Result<Message>> results = shipping.consumeAll(batch,
+                                message -> message.getHeaders().getFirst("Nats-Msg-Id"),
+                                message -> message.getHeaders().getFirst(OutboxHeaders.TENANT),
+                                (tx, fresh) -> { // the batch's messages to run, never a replay: their shipments in one JDBC batch
+                                    runs.addAndGet(fresh.size());
+                                    PreparedBatch shipments = tx.handle().prepareBatch("INSERT INTO shipments (message_id) VALUES (:id)");
+                                    for (Message message : fresh) {
+                                        shipments.bind("id", message.getHeaders().getFirst("Nats-Msg-Id")).add();
+                                    }
+                                    shipments.execute();
+                                });
+                        // consumeAll() has committed: from here on, acknowledging loses nothing.
+                        if (!crashed) {
+                            crashed = true;
+                            batch.forEach(Message::nak); // a crash between the commit and the acks: all redelivered
+                            continue;
+                        }
+                        for (IdempotentBatchConsumer.Result<Message> result : results) {
+                            if (result.delivery().acknowledge()) {
+                                result.message().ack();
+                                acknowledged.add(result.message().getHeaders().getFirst("Nats-Msg-Id"));
+                                if (result.delivery().outcome() == dev.idempotency.core.consumer.Delivery.Outcome.DUPLICATE) {
+                                    replays.incrementAndGet();
                                 }
-                                shipments.execute();
-                            });
-                    // consumeAll() has committed: from here on, acknowledging loses nothing.
-                    if (!crashed) {
-                        crashed = true;
-                        batch.forEach(Message::nak); // a crash between the commit and the acks: all redelivered
-                        continue;
-                    }
-                    for (IdempotentBatchConsumer.Result<Message> result : results) {
-                        if (result.delivery().acknowledge()) {
-                            result.message().ack();
-                            acknowledged.add(result.message().getHeaders().getFirst("Nats-Msg-Id"));
-                            if (result.delivery().outcome() == dev.idempotency.core.consumer.Delivery.Outcome.DUPLICATE) {
-                                replays.incrementAndGet();
+                            } else if (result.delivery().retryLater()) {
+                                result.message().nak();
+                            } else {
+                                result.message().term(); // dead-letter: never redelivered
                             }
-                        } else if (result.delivery().retryLater()) {
-                            result.message().nak();
-                        } else {
-                            result.message().term(); // dead-letter: never redelivered
                         }
                     }
                 }
@@ -132,6 +138,17 @@ class BatchConsumerJetStreamExampleTest {
                 management.deleteStream(stream);
             }
         }
+    }
+
+    /** Up to a batch of messages: waits for the first, then takes what the outstanding pulls bring within a few milliseconds. */
+    private static List<Message> nextBatch(IterableConsumer pulled) throws Exception {
+        List<Message> batch = new ArrayList<>(BATCH);
+        Message message = pulled.nextMessage(Duration.ofMillis(500));
+        while (message != null) {
+            batch.add(message);
+            message = batch.size() == BATCH ? null : pulled.nextMessage(Duration.ofMillis(20));
+        }
+        return batch;
     }
 
     private static long count(Jdbi jdbi, String sql) {
