@@ -1,11 +1,11 @@
 package dev.idempotency.benchmarks.sections;
 
 import dev.idempotency.outbox.publisher.OutboxHeaders;
-import io.nats.client.Connection;
-import io.nats.client.JetStream;
 import io.nats.client.ConsumeOptions;
+import io.nats.client.Connection;
 import io.nats.client.ConsumerContext;
 import io.nats.client.IterableConsumer;
+import io.nats.client.JetStream;
 import io.nats.client.JetStreamStatusCheckedException;
 import io.nats.client.Message;
 import io.nats.client.Nats;
@@ -114,7 +114,6 @@ final class JetStreamConsumerBroker implements ConsumerBroker {
                 @Override
                 public void close() throws Exception {
                     try {
-                        pulled.stop();
                         pulled.close();
                     } finally {
                         stream.close();
