@@ -187,8 +187,8 @@ final class ConsumerThroughput implements Section {
             String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
             AtomicReference<String> firstError = new AtomicReference<>();
             AtomicLong consumed = new AtomicLong();
-            Measurement m = measure(run, broker, (together ? "exactly once, a call per batch" : "exactly once")
-                    + (consumers > 1 ? ", " + consumers + " consumers" : ""), batch, messages, consumers, (source, received) -> {
+            Measurement m = measure(run, broker, together ? "exactly once, a call per batch" : "exactly once", batch, messages,
+                    consumers, (source, received) -> {
                 List<IdempotentBatchConsumer.Result<ConsumerBroker.Received>> results = together
                         ? consumer.consumeAll(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
                                 (tx, fresh) -> insertAll(tx.handle(), insert, fresh))
@@ -284,8 +284,7 @@ final class ConsumerThroughput implements Section {
 
     private static Measurement raw(BenchmarkRun run, ConsumerBroker broker, int batch, int messages, int consumers)
             throws Exception {
-        return measure(run, broker, consumers > 1 ? "raw, " + consumers + " consumers" : "raw", batch, messages, consumers,
-                (source, received) -> {
+        return measure(run, broker, "raw", batch, messages, consumers, (source, received) -> {
             source.acknowledge(received);
             return 0;
         });
@@ -305,7 +304,7 @@ final class ConsumerThroughput implements Section {
      */
     private static Measurement measure(BenchmarkRun run, ConsumerBroker broker, String mode, int batch, int messages,
                                        int consumers, Work work) throws Exception {
-        Warmup warmup = run.warmup("consumers " + broker.label() + " " + mode);
+        Warmup warmup = run.warmup("consumers " + broker.label() + " " + mode + (consumers > 1 ? ", " + consumers + " consumers" : ""));
         int share = messages / consumers;
         int extra = warmup.least().isZero() ? 0 : share;
         List<ConsumerBroker.Batches> sources = new ArrayList<>(consumers);
