@@ -471,7 +471,8 @@ final class ExecutorSql {
      * Batch consumer: claims every key of a batch in one execution of three statements (one Sync, one
      * round trip): bounds lock_timeout to the wait budget (saving the connection's own, as
      * {@link #CLAIM_KEY} does), inserts the batch's keys with {@code ON CONFLICT DO NOTHING} and
-     * returns those it inserted, and puts lock_timeout back. The keys it did not insert are then read
+     * returns those it inserted with their physical rows (for {@link #SEAL_BATCH_CLAIMS}), and puts
+     * lock_timeout back. The keys it did not insert are then read
      * ({@link #READ_BATCH_KEYS}): a batch of new messages reads nothing.
      *
      * <p>It inserts them as {@code :status}: 'completed' with the consumer's result already, when the
@@ -497,7 +498,7 @@ final class ExecutorSql {
             FROM <batch_keys>
             ORDER BY b.tenant, b.k
             ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-            RETURNING tenant_id, idempotency_key;
+            RETURNING tenant_id, idempotency_key, ctid;
             SELECT set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true)""";
 
     /** The setting {@link #SEAL_BATCH_CLAIMS} reads, and so names in its error, when the claims are not all in its transaction. */
@@ -511,14 +512,29 @@ final class ExecutorSql {
      * committed or rolled back took it with it, and a handler that deleted a claim leaves fewer rows.
      * Failing aborts the transaction, so the commit sent with it commits nothing of the batch. It
      * stores what {@link #COMPLETE_BATCH}'s count check stored: all the batch's outcomes or none.
+     *
+     * <p>It finds the claims by the physical rows ({@code ctid}) the claim returned, {@code :rowIds}: a
+     * TID scan per row instead of an index lookup per key (pgbench sending a batch of 100, six alternating
+     * runs: this flush 0.62 to 0.71 ms instead of 0.83 to 1.02, 1.06 times as many batches per second).
+     * The {@code LATERAL ... LIMIT 1} keeps it a TID scan per row in a plan cached while the table looked
+     * empty, as {@link #BATCH_KEY_ROWS} keeps its index lookups; a plain {@code ctid = ANY} planned there
+     * as a scan of the whole table. Those rows stay where they are until the transaction ends:
+     * their row locks are ours, and no vacuum removes what an open transaction wrote. A handler that
+     * updated or deleted a claim leaves no visible row at its ctid, so the count falls short and the
+     * commit is refused. The claims whose rows the consumer itself rewrote since, storing a call's
+     * events with them ({@link #COMPLETE_KEY_WITH_EVENTS}), are found by key instead ({@code :tenants},
+     * {@code :keys}, {@link #BATCH_KEY_ROWS}): none in a batch without events.
      * Locking: reads rows this transaction inserted, and takes no lock.
      */
     private static final String SEAL_BATCH_CLAIMS = """
-            SELECT CASE WHEN count(*) = :expected AND current_setting('idempotency.batch_claims', true) = 'open'
+            SELECT CASE WHEN (SELECT count(*) FROM unnest(CAST(:rowIds AS tid[])) AS r(row_id)
+                              CROSS JOIN LATERAL (SELECT status FROM <schema>.idempotency_keys
+                                                  WHERE ctid = r.row_id LIMIT 1) AS s
+                              WHERE s.status = 'completed')
+                             + (SELECT count(*) FROM <batch_key_rows> WHERE s.status = 'completed') = :expected
+                         AND current_setting('idempotency.batch_claims', true) = 'open'
                         THEN set_config('idempotency.batch_claims', 'sealed', true)
-                        ELSE current_setting('<batch_claims_missing>') END
-            FROM <batch_key_rows>
-            WHERE s.status = 'completed'""";
+                        ELSE current_setting('<batch_claims_missing>') END""";
 
     /**
      * Batch consumer: {@link #SEAL_BATCH_CLAIMS} and our {@link #COMMIT} in one execution (one Sync, one

@@ -375,7 +375,7 @@ public final class IdempotentBatchConsumer {
             }
             List<Claim> completed = new ArrayList<>();
             boolean sealed = claimsSealedAtCommit(handle.getConnection()); // read by the claim already
-            List<Claim> storedCompleted = claimed.stream().filter(claim -> claim.storedCompleted).toList();
+            List<Claim> storedCompleted = claimed.stream().filter(claim -> claim.storedCompletedRow != null).toList();
             boolean wroteEvents = false;
             for (List<Claim> call : together ? byTenantRuns(claimed) : one(claimed)) {
                 TransactionOutbox outbox = newOutbox(call.get(0));
@@ -576,7 +576,7 @@ public final class IdempotentBatchConsumer {
             tenants.add(claim.tenant);
             keys.add(claim.key);
         }
-        Map<Scope, Boolean> inserted = new HashMap<>();
+        Map<Scope, String> inserted = new HashMap<>(); // the physical row (ctid) of each key row the claim inserted
         Map<Scope, Stored> found = new HashMap<>();
         try (JdbcStatement.Call call = sql.claimBatch.on(connection)) {
             call.text("waitBudget", waitBudget).number("retentionSeconds", retentionSeconds)
@@ -586,7 +586,7 @@ public final class IdempotentBatchConsumer {
             call.executeAll().close(); // lock_timeout bounded
             try (ResultSet rows = call.nextRows()) {
                 while (rows.next()) {
-                    inserted.put(new Scope(rows.getString(1), rows.getString(2)), Boolean.TRUE);
+                    inserted.put(new Scope(rows.getString(1), rows.getString(2)), rows.getString(3));
                 }
             }
             call.nextRows().close(); // lock_timeout restored
@@ -601,7 +601,8 @@ public final class IdempotentBatchConsumer {
         for (Claim claim : part) {
             Scope scope = new Scope(claim.tenant, claim.key);
             Stored stored = found.get(scope);
-            claim.storedCompleted = completed && inserted.containsKey(scope);
+            claim.storedCompletedRow = completed ? inserted.get(scope) : null;
+            claim.rewrittenWithEvents = false;
             if (inserted.containsKey(scope) || (stored != null && stored.reclaimable && reclaim(connection, claim))) {
                 claimed.add(claim);
             } else if (stored == null) {
@@ -787,9 +788,10 @@ public final class IdempotentBatchConsumer {
         boolean published = outbox.size() > 0;
         if (published) {
             storeWithEvents(handle.getConnection(), first, outbox);
+            first.rewrittenWithEvents = true;
         }
         for (Claim claim : call) {
-            if ((claim != first || !published) && !claim.storedCompleted) {
+            if ((claim != first || !published) && claim.storedCompletedRow == null) {
                 completed.add(claim);
             }
             batch.decide(claim.index, Delivery.of(Delivery.Outcome.APPLIED));
@@ -828,9 +830,16 @@ public final class IdempotentBatchConsumer {
         PgTransactions.commitWith(handle, () -> lastThenCommit.execute(connection, binding));
     }
 
-    /** The binds of {@link ExecutorSql}'s seal: the keys stored completed, how many must still be. */
+    /**
+     * The binds of {@link ExecutorSql}'s seal: the rows the claim stored completed, by their physical row, or
+     * by key where storing their call's events rewrote them; how many must still be there.
+     */
     private static JdbcStatement.Call bindSeal(JdbcStatement.Call call, List<Claim> storedCompleted) throws SQLException {
-        return bindKeys(call, storedCompleted).integer("expected", storedCompleted.size());
+        List<Claim> rewritten = storedCompleted.stream().filter(claim -> claim.rewrittenWithEvents).toList();
+        return bindKeys(call, rewritten)
+                .textArray("rowIds", storedCompleted.stream().filter(claim -> !claim.rewrittenWithEvents)
+                        .map(claim -> claim.storedCompletedRow).toList())
+                .integer("expected", storedCompleted.size());
     }
 
     /** Stores the outcome of every message in {@code completed} in one statement. */
@@ -924,8 +933,13 @@ public final class IdempotentBatchConsumer {
         final String tenant;
         final String messageId;
         final String key;
-        /** Whether its latest claim inserted its key row completed (to be sealed at commit), not processing. */
-        boolean storedCompleted;
+        /**
+         * The physical row (ctid) of its key row when its latest claim inserted it completed (to be sealed at
+         * commit); null when it claimed it processing, or did not insert it.
+         */
+        String storedCompletedRow;
+        /** Whether storing its call's events rewrote its key row after the claim (which moved it from {@link #storedCompletedRow}). */
+        boolean rewrittenWithEvents;
 
         Claim(int index, String tenant, String messageId, String key) {
             this.index = index;

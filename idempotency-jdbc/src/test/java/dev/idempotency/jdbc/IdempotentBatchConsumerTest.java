@@ -598,6 +598,27 @@ class IdempotentBatchConsumerTest {
     }
 
     @Test
+    void aHandlerThatUpdatesItsMessagesKeyRowMakesTheSealRefuseTheCommitAndTheRedeliveryRunsEveryMessage() {
+        String prefix = UUID.randomUUID().toString().substring(0, 8);
+        List<Message> batch = messages(prefix, 10);
+        String updating = batch.get(6).id();
+        IdempotentBatchConsumer consumer = consumer("updating", 5);
+
+        // The seal finds the claims at the rows the claim inserted: a claim rewritten by the handler is not one of them.
+        List<IdempotentBatchConsumer.Result<Message>> refused = consume(consumer, batch, (tx, message) -> {
+            ship(tx, message);
+            if (message.id().equals(updating)) {
+                tx.handle().execute("UPDATE idempotency_keys SET updated_at = now() WHERE tenant_id = ? AND idempotency_key = ?",
+                        tx.tenant(), tx.key());
+            }
+        });
+
+        assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 10), outcomes(refused));
+        assertTrue(refused.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
+        assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "updating");
+    }
+
+    @Test
     void twoConsumersGivenTheSameBatchAtOnceApplyEachMessageOnceAndTheOneThatWaitedReplaysThem() throws Exception {
         String prefix = UUID.randomUUID().toString().substring(0, 8);
         List<Message> batch = messages(prefix, 30);
