@@ -578,44 +578,38 @@ class IdempotentBatchConsumerTest {
 
     @Test
     void aHandlerThatDeletesItsMessagesKeyRowMakesTheCompletionRefuseTheCommitAndTheRedeliveryRunsEveryMessage() {
-        String prefix = UUID.randomUUID().toString().substring(0, 8);
-        List<Message> batch = messages(prefix, 10);
-        String deleting = batch.get(4).id();
-        IdempotentBatchConsumer consumer = consumer("deleting", 5);
-
         // The completion stores 10 outcomes or none: a claim gone from under it must not commit the others' writes.
-        List<IdempotentBatchConsumer.Result<Message>> refused = consume(consumer, batch, (tx, message) -> {
-            ship(tx, message);
-            if (message.id().equals(deleting)) {
-                tx.handle().execute("DELETE FROM idempotency_keys WHERE tenant_id = ? AND idempotency_key = ?",
-                        tx.tenant(), tx.key());
-            }
-        });
-
-        assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 10), outcomes(refused));
-        assertTrue(refused.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
-        assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "deleting");
+        assertHandlerChangingItsKeyRowGetsTheBatchRefused("deleting", 4,
+                "DELETE FROM idempotency_keys WHERE tenant_id = ? AND idempotency_key = ?");
     }
 
     @Test
     void aHandlerThatUpdatesItsMessagesKeyRowMakesTheSealRefuseTheCommitAndTheRedeliveryRunsEveryMessage() {
+        // The seal finds the claims at the rows the claim inserted: a claim rewritten by the handler is not one of them.
+        assertHandlerChangingItsKeyRowGetsTheBatchRefused("updating", 6,
+                "UPDATE idempotency_keys SET updated_at = now() WHERE tenant_id = ? AND idempotency_key = ?");
+    }
+
+    /**
+     * A batch of 10 whose handler runs {@code change} (bound to its tenant and key) on the key row of
+     * message {@code changing}: nothing of the batch commits or is acknowledged, and a redelivery runs each message once.
+     */
+    private static void assertHandlerChangingItsKeyRowGetsTheBatchRefused(String consumerName, int changing, String change) {
         String prefix = UUID.randomUUID().toString().substring(0, 8);
         List<Message> batch = messages(prefix, 10);
-        String updating = batch.get(6).id();
-        IdempotentBatchConsumer consumer = consumer("updating", 5);
+        String changingId = batch.get(changing).id();
+        IdempotentBatchConsumer consumer = consumer(consumerName, 5);
 
-        // The seal finds the claims at the rows the claim inserted: a claim rewritten by the handler is not one of them.
         List<IdempotentBatchConsumer.Result<Message>> refused = consume(consumer, batch, (tx, message) -> {
             ship(tx, message);
-            if (message.id().equals(updating)) {
-                tx.handle().execute("UPDATE idempotency_keys SET updated_at = now() WHERE tenant_id = ? AND idempotency_key = ?",
-                        tx.tenant(), tx.key());
+            if (message.id().equals(changingId)) {
+                tx.handle().execute(change, tx.tenant(), tx.key());
             }
         });
 
         assertEquals(Map.of(Delivery.Outcome.TRANSIENT_FAILURE, 10), outcomes(refused));
         assertTrue(refused.stream().allMatch(result -> result.delivery().retryLater()), "nothing may be acknowledged");
-        assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, "updating");
+        assertRedeliveryRunsEveryMessageOnce(consumer, batch, prefix, consumerName);
     }
 
     @Test
