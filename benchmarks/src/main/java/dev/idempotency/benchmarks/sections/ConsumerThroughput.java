@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.UUID;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -55,6 +56,8 @@ final class ConsumerThroughput implements Section {
     /** The database's part alone, the same for each broker: measured with each broker's cells. */
     static final String BARE_INSERTS_CELL = "payment inserts, one bare transaction per batch";
     static final String BARE_BATCHED_INSERTS_CELL = "payment inserts as one JDBC batch, one bare transaction per batch";
+    /** consumeAll on messages made in this JVM, at {@link #TARGET_BATCH}: the consumer's own rate, without a broker's delivery and acks. */
+    static final String NO_BROKER_CELL = "consumeAll, messages made in the JVM, no broker";
     /** consumeAll's exact statements for a batch of {@link #TARGET_BATCH} new messages, sent by pgbench: the SQL's own limit. */
     static final String PGBENCH_SCRIPT = "consumer-batch-100.sql";
     /** Consumers side by side in the cells that measure them, at {@link #TARGET_BATCH}. */
@@ -101,7 +104,8 @@ final class ConsumerThroughput implements Section {
                 + "inserts through a Jdbi handle, a statement each or one PreparedBatch, one transaction per batch, no "
                 + "broker nor consumer (the database's own rate for this work); at batch 100, pgbench sending consumeAll's "
                 + "statements for a batch of new messages (" + PGBENCH_SCRIPT + ", one connection, its transactions "
-                + "counted as 100 messages each); and at batch 100, " + SIDE_BY_SIDE + " consumers side by side, each on a "
+                + "counted as 100 messages each); at batch 100, consumeAll as above on new messages made in the JVM, "
+                + "nothing fetched nor acknowledged (the consumer's own rate); and at batch 100, " + SIDE_BY_SIDE + " consumers side by side, each on a "
                 + "destination of its own holding its share and on a thread and a connection of its own, warmed up, then "
                 + "timed together (consumeAll and raw), next to pgbench on " + SIDE_BY_SIDE + " connections. p50/p99: one "
                 + "batch, fetch to ack. Acks: JetStream ack() per message; RabbitMQ one basicAck(lastTag, multiple) per "
@@ -131,6 +135,7 @@ final class ConsumerThroughput implements Section {
                         () -> raw(run, broker, batch, messages, SIDE_BY_SIDE)));
                 group.add(new BenchmarkRun.Cell(PGBENCH_SCRIPT + ", " + SIDE_BY_SIDE + " connections", batch,
                         () -> pgbenchPerMessage(run, SIDE_BY_SIDE)));
+                group.add(new BenchmarkRun.Cell(NO_BROKER_CELL, batch, () -> consumeAllWithoutBroker(run, batch, messages)));
             }
             List<Measurement> cells = run.interleaved(group);
             Measurement raw = cells.get(2);
@@ -149,6 +154,12 @@ final class ConsumerThroughput implements Section {
                 rows.add(ResultRow.of(TITLE, "pgbench " + PGBENCH_SCRIPT + ": consumeAll's statements for a batch of new "
                         + "messages, no broker", batch, pgbench).compared(broker.label() + " consumeAll/pgbench msg/s "
                         + Targets.format(Targets.ratio(cells.get(1).opsPerSecond(), pgbench.opsPerSecond()))));
+                Measurement withoutBroker = cells.get(9);
+                rows.add(ResultRow.of(TITLE, "the same " + messages + " messages made in the JVM, exactly once into payments, "
+                        + "one handler call per batch (consumeAll, a JDBC batch), no broker", batch, withoutBroker)
+                        .compared("no broker/pgbench msg/s " + Targets.format(Targets.ratio(withoutBroker.opsPerSecond(),
+                                pgbench.opsPerSecond())) + ", " + broker.label() + " consumeAll/no broker msg/s "
+                                + Targets.format(Targets.ratio(cells.get(1).opsPerSecond(), withoutBroker.opsPerSecond()))));
                 Measurement sideBySide = cells.get(6);
                 Measurement sideBySidePgbench = cells.get(8);
                 rows.add(exactlyOnceRow(broker.label() + ": " + messages + " messages exactly once into payments, one "
@@ -271,6 +282,53 @@ final class ConsumerThroughput implements Section {
                 h.createUpdate(insert).bind("tenant", ConsumerBroker.TENANT).bind("amount", 100 + m).execute();
             }
         });
+    }
+
+    /**
+     * {@code consumeAll} as {@link #exactlyOnce} runs it, on batches of new messages made in this JVM instead
+     * of fetched from a broker, and nothing acknowledged: what the consumer and PostgreSQL make alone.
+     */
+    private static Measurement consumeAllWithoutBroker(BenchmarkRun run, int batch, int messages) {
+        try (HikariDataSource pool = run.database().pool("consumers-no-broker", 1)) {
+            PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(pool).config(run.executorConfig()).build();
+            IdempotentBatchConsumer consumer = IdempotentBatchConsumer.builder(executor, "bench-no-broker").build();
+            String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
+            String prefix = UUID.randomUUID().toString();
+            AtomicLong made = new AtomicLong();
+            Warmup warmup = run.warmup(NO_BROKER_CELL);
+            long warmEnd = System.nanoTime() + warmup.least().toNanos();
+            while (System.nanoTime() < warmEnd) {
+                consumeNewBatch(consumer, insert, prefix, made, batch);
+            }
+            Histogram latencies = Measurement.newLatencyHistogram();
+            ClientWindow client = ClientWindow.start();
+            long started = System.nanoTime();
+            long done = 0;
+            long errors = 0;
+            while (done < messages) {
+                long batchStart = System.nanoTime();
+                errors += consumeNewBatch(consumer, insert, prefix, made, batch);
+                latencies.recordValue(Math.max(1_000, System.nanoTime() - batchStart));
+                done += batch;
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
+            return new Measurement(done, done / seconds, latencies.getValueAtPercentile(50) / 1e6,
+                    latencies.getValueAtPercentile(99) / 1e6, client.perOperation(done), errors,
+                    errors == 0 ? null : errors + " message(s) of new batches not applied");
+        }
+    }
+
+    /** One batch of {@code batch} new messages through {@code consumeAll}; returns how many were not applied. */
+    private static long consumeNewBatch(IdempotentBatchConsumer consumer, String insert, String prefix, AtomicLong made,
+                                        int batch) {
+        List<ConsumerBroker.Received> received = new ArrayList<>(batch);
+        for (int m = 0; m < batch; m++) {
+            received.add(new ConsumerBroker.Received(null, prefix + "-" + made.incrementAndGet(), ConsumerBroker.TENANT, 100 + m));
+        }
+        return consumer.consumeAll(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
+                        (tx, fresh) -> insertAll(tx.handle(), insert, fresh)).stream()
+                .filter(result -> result.delivery().outcome() != dev.idempotency.core.consumer.Delivery.Outcome.APPLIED)
+                .count();
     }
 
     /** pgbench running {@link #PGBENCH_SCRIPT} on {@code connections}, its transactions counted as the messages they hold. */

@@ -35,7 +35,7 @@ class ConsumersSectionProgramTest {
         assertFalse(run.output().contains("FAILED"), run.output());
         assertFalse(run.output().contains("ERRORS"), run.output());
         List<String> rows = run.rows(ConsumerThroughput.TITLE);
-        assertEquals(3 * (ConsumerThroughput.BATCHES.length * 5 + 4), rows.size(), run.output());
+        assertEquals(3 * (ConsumerThroughput.BATCHES.length * 5 + 5), rows.size(), run.output());
         int row = 0;
         for (String broker : List.of("JetStream pull", "RabbitMQ prefetch", "Kafka poll")) {
             for (int batch : ConsumerThroughput.BATCHES) {
@@ -55,6 +55,9 @@ class ConsumersSectionProgramTest {
                 if (batch == ConsumerThroughput.TARGET_BATCH) {
                     assertTrue(rows.get(row++).matches(".*pgbench consumer-batch-100.sql: .* +" + batch
                             + " .*consumeAll/pgbench msg/s \\d+\\.\\d\\d.*"), rows.get(row - 1));
+                    assertTrue(rows.get(row++).matches(".*the same 600 messages made in the JVM, exactly once into payments, one "
+                            + "handler call per batch \\(consumeAll, a JDBC batch\\), no broker +" + batch + " .*no broker/pgbench msg/s "
+                            + "\\d+\\.\\d\\d, " + broker + " consumeAll/no broker msg/s \\d+\\.\\d\\d.*"), rows.get(row - 1));
                     String sideBySide = rows.get(row++);
                     assertTrue(sideBySide.matches(".*" + broker + ": 600 messages exactly once into payments, one handler call per "
                             + "batch \\(consumeAll, a JDBC batch\\), 2 consumers side by side, each on a destination of its own +"
