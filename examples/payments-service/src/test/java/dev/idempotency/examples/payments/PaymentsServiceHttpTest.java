@@ -26,6 +26,7 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.springframework.beans.factory.annotation.Autowired;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.DisposableBean;
@@ -42,6 +43,9 @@ import org.springframework.test.annotation.DirtiesContext;
  * The example service started for real on a random port, against the real PostgreSQL (in a schema of
  * its own) and RabbitMQ, called with java.net.http.HttpClient: what a client of a keyed endpoint sees.
  */
+// Starts a Spring application in this JVM, as the other test class does: each one's LogbackMetrics adds a listener to
+// logback's one LoggerContext, whose list is not thread-safe, and two starting at once failed (ArrayIndexOutOfBounds).
+@ResourceLock("logback LoggerContext")
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @DirtiesContext
 class PaymentsServiceHttpTest {

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -26,6 +27,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * The example started and closed by hand, as a deployment would: closing the application stops the
  * relay gracefully, after it published what was committed (it deregisters and releases its partitions).
  */
+// Starts a Spring application in this JVM, as the other test class does: each one's LogbackMetrics adds a listener to
+// logback's one LoggerContext, whose list is not thread-safe, and two starting at once failed (ArrayIndexOutOfBounds).
+@ResourceLock("logback LoggerContext")
 class RelayStopsWithTheApplicationTest {
     final String schema = "payments_stop_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     final String queue = "payments-stop-" + UUID.randomUUID();
