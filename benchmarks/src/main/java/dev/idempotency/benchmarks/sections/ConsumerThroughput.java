@@ -105,11 +105,12 @@ final class ConsumerThroughput implements Section {
                 + "broker nor consumer (the database's own rate for this work); at batch 100, pgbench sending consumeAll's "
                 + "statements for a batch of new messages (" + PGBENCH_SCRIPT + ", one connection, its transactions "
                 + "counted as 100 messages each); at batch 100, consumeAll as above on new messages made in the JVM, "
-                + "nothing fetched nor acknowledged (the consumer's own rate); and at batch 100, " + SIDE_BY_SIDE + " consumers side by side, each on a "
-                + "destination of its own holding its share and on a thread and a connection of its own, warmed up, then "
-                + "timed together (consumeAll and raw), next to pgbench on " + SIDE_BY_SIDE + " connections. p50/p99: one "
-                + "batch, fetch to ack. Acks: JetStream ack() per message; RabbitMQ one basicAck(lastTag, multiple) per "
-                + "batch; Kafka commitSync after each batch. Client CPU for an in-JVM Kafka includes the broker's.");
+                + "nothing fetched nor acknowledged (the consumer's own rate); and at batch 100, " + SIDE_BY_SIDE
+                + " consumers side by side, each on a destination of its own holding its share and on a thread and a "
+                + "connection of its own, warmed up, then timed together (consumeAll and raw), next to pgbench on "
+                + SIDE_BY_SIDE + " connections. p50/p99: one batch, fetch to ack. Acks: JetStream ack() per message; "
+                + "RabbitMQ one basicAck(lastTag, multiple) per batch; Kafka commitSync after each batch. Client CPU for "
+                + "an in-JVM Kafka includes the broker's.");
         return rows;
     }
 
@@ -312,9 +313,13 @@ final class ConsumerThroughput implements Section {
                 done += batch;
             }
             double seconds = (System.nanoTime() - started) / 1e9;
+            long payments = Jdbi.create(pool).withHandle(h -> h.createQuery(
+                    BenchmarkSql.render(BenchmarkSql.COUNT_PAYMENTS, run.database().schema())).mapTo(Long.class).one());
+            // As in exactlyOnce: one payment per message consumed, warm-up included.
+            errors += Math.abs(payments - made.get());
             return new Measurement(done, done / seconds, latencies.getValueAtPercentile(50) / 1e6,
                     latencies.getValueAtPercentile(99) / 1e6, client.perOperation(done), errors,
-                    errors == 0 ? null : errors + " message(s) of new batches not applied");
+                    errors == 0 ? null : "payments " + payments + " for " + made.get() + " messages, or messages not applied");
         }
     }
 
