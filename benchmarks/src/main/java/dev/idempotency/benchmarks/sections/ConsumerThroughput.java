@@ -219,8 +219,7 @@ final class ConsumerThroughput implements Section {
                 consumed.addAndGet(received.size());
                 return errors;
             });
-            long payments = Jdbi.create(pool).withHandle(h -> h.createQuery(
-                    BenchmarkSql.render(BenchmarkSql.COUNT_PAYMENTS, run.database().schema())).mapTo(Long.class).one());
+            long payments = payments(run, pool);
             if (payments != consumed.get()) {
                 // Exactly once means one payment per message consumed, warm-up included.
                 return new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(), m.p99Millis(), m.client(),
@@ -248,25 +247,44 @@ final class ConsumerThroughput implements Section {
         try (HikariDataSource pool = run.database().pool("consumers-bare", 1)) {
             Jdbi jdbi = PaymentCalls.jdbi(pool); // with the PostgreSQL plugin, as the executor's
             String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-            Warmup warmup = run.warmup(together ? BARE_BATCHED_INSERTS_CELL : BARE_INSERTS_CELL);
-            long warmEnd = System.nanoTime() + warmup.least().toNanos();
-            while (System.nanoTime() < warmEnd) {
+            return batchLoop(run, together ? BARE_BATCHED_INSERTS_CELL : BARE_INSERTS_CELL, batch, messages, () -> {
                 insertBatch(jdbi, insert, batch, together);
-            }
-            Histogram latencies = Measurement.newLatencyHistogram();
-            ClientWindow client = ClientWindow.start();
-            long started = System.nanoTime();
-            long done = 0;
-            while (done < messages) {
-                long batchStart = System.nanoTime();
-                insertBatch(jdbi, insert, batch, together);
-                latencies.recordValue(Math.max(1_000, System.nanoTime() - batchStart));
-                done += batch;
-            }
-            double seconds = (System.nanoTime() - started) / 1e9;
-            return new Measurement(done, done / seconds, latencies.getValueAtPercentile(50) / 1e6,
-                    latencies.getValueAtPercentile(99) / 1e6, client.perOperation(done), 0, null);
+                return 0;
+            });
         }
+    }
+
+    /** One batch of a cell without a broker; returns its errors. */
+    @FunctionalInterface
+    private interface BatchCall {
+        long run();
+    }
+
+    /**
+     * A cell without a broker: {@code call} in a loop on one thread, for the cell's warm-up, then until
+     * {@code messages} messages in batches of {@code batch}, each batch's latency recorded.
+     */
+    private static Measurement batchLoop(BenchmarkRun run, String cell, int batch, int messages, BatchCall call) {
+        Warmup warmup = run.warmup(cell);
+        long warmEnd = System.nanoTime() + warmup.least().toNanos();
+        while (System.nanoTime() < warmEnd) {
+            call.run();
+        }
+        Histogram latencies = Measurement.newLatencyHistogram();
+        ClientWindow client = ClientWindow.start();
+        long started = System.nanoTime();
+        long done = 0;
+        long errors = 0;
+        while (done < messages) {
+            long batchStart = System.nanoTime();
+            errors += call.run();
+            latencies.recordValue(Math.max(1_000, System.nanoTime() - batchStart));
+            done += batch;
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        return new Measurement(done, done / seconds, latencies.getValueAtPercentile(50) / 1e6,
+                latencies.getValueAtPercentile(99) / 1e6, client.perOperation(done), errors,
+                errors == 0 ? null : errors + " error(s)");
     }
 
     private static void insertBatch(Jdbi jdbi, String insert, int batch, boolean together) {
@@ -296,30 +314,13 @@ final class ConsumerThroughput implements Section {
             String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
             String prefix = UUID.randomUUID().toString();
             AtomicLong made = new AtomicLong();
-            Warmup warmup = run.warmup(NO_BROKER_CELL);
-            long warmEnd = System.nanoTime() + warmup.least().toNanos();
-            while (System.nanoTime() < warmEnd) {
-                consumeNewBatch(consumer, insert, prefix, made, batch);
-            }
-            Histogram latencies = Measurement.newLatencyHistogram();
-            ClientWindow client = ClientWindow.start();
-            long started = System.nanoTime();
-            long done = 0;
-            long errors = 0;
-            while (done < messages) {
-                long batchStart = System.nanoTime();
-                errors += consumeNewBatch(consumer, insert, prefix, made, batch);
-                latencies.recordValue(Math.max(1_000, System.nanoTime() - batchStart));
-                done += batch;
-            }
-            double seconds = (System.nanoTime() - started) / 1e9;
-            long payments = Jdbi.create(pool).withHandle(h -> h.createQuery(
-                    BenchmarkSql.render(BenchmarkSql.COUNT_PAYMENTS, run.database().schema())).mapTo(Long.class).one());
+            Measurement m = batchLoop(run, NO_BROKER_CELL, batch, messages,
+                    () -> consumeNewBatch(consumer, insert, prefix, made, batch));
             // As in exactlyOnce: one payment per message consumed, warm-up included.
-            errors += Math.abs(payments - made.get());
-            return new Measurement(done, done / seconds, latencies.getValueAtPercentile(50) / 1e6,
-                    latencies.getValueAtPercentile(99) / 1e6, client.perOperation(done), errors,
-                    errors == 0 ? null : "payments " + payments + " for " + made.get() + " messages, or messages not applied");
+            long payments = payments(run, pool);
+            long errors = m.errors() + Math.abs(payments - made.get());
+            return errors == 0 ? m : new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(), m.p99Millis(),
+                    m.client(), errors, "payments " + payments + " for " + made.get() + " messages, or messages not applied");
         }
     }
 
@@ -334,6 +335,12 @@ final class ConsumerThroughput implements Section {
                         (tx, fresh) -> insertAll(tx.handle(), insert, fresh)).stream()
                 .filter(result -> result.delivery().outcome() != dev.idempotency.core.consumer.Delivery.Outcome.APPLIED)
                 .count();
+    }
+
+    /** The payments the cell's schema holds. */
+    private static long payments(BenchmarkRun run, HikariDataSource pool) {
+        return Jdbi.create(pool).withHandle(h -> h.createQuery(
+                BenchmarkSql.render(BenchmarkSql.COUNT_PAYMENTS, run.database().schema())).mapTo(Long.class).one());
     }
 
     /** pgbench running {@link #PGBENCH_SCRIPT} on {@code connections}, its transactions counted as the messages they hold. */
