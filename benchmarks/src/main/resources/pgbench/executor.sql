@@ -2,15 +2,15 @@
 -- callback makes one business insert and publishes one outbox event: the same statements, in the same
 -- order, with the text of idempotency-jdbc's ExecutorSql. Only these differ, none adding work:
 --   * NULL binds (no fingerprint, no lease) are written as NULL literals;
---   * pgjdbc sends the BEGIN, the claim, the savepoint and the key's read in one execution, with one Sync,
+--   * pgjdbc sends the BEGIN, the claim and the savepoint in one execution, with one Sync,
 --     and the completion and the COMMIT in another: two pipelines here;
 --   * pgbench cannot join strings, so the ordering key is concatenated in SQL; the Java side binds it joined.
 -- Variables set by the program with -D, to the values the Java side binds: tenant, waitbudget,
 -- retention, lockspace, topic, payload, headers, resulttype.
 \set a random(1, 100000)
 \set k random(1, 9000000000000000000)
--- KeyClaims.claimThenSavepoint (ExecutorSql.beginThenClaimForCallback): BEGIN, CLAIM_KEY, the callback's
--- savepoint and FIND_KEY, in one flush
+-- KeyClaims.claimThenSavepoint (ExecutorSql.beginThenClaimForCallback): BEGIN, CLAIM_KEY and the callback's
+-- savepoint, in one flush (FIND_KEY follows only a claim that inserted nothing: never here)
 \startpipeline
 -- ExecutorSql.BEGIN
 BEGIN;
@@ -28,12 +28,6 @@ ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
 RETURNING set_config('lock_timeout', current_setting('idempotency.saved_lock_timeout'), true);
 -- CALLBACK_SAVEPOINT, taken after the claimed row and before the callback runs
 SAVEPOINT idempotent_callback;
--- FIND_KEY: what a duplicate replays; after our own insert it reads our processing row, unused
-SELECT status, request_fingerprint, result, result_type, failure,
-       expires_at <= now() AND (status = 'completed' OR (status = 'failed' AND failure ->> 'code' IS DISTINCT FROM 'lease_expired')) AS reclaimable,
-       status = 'processing' AND lease_expires_at <= now() AS lease_ran_out
-FROM <schema>.idempotency_keys
-WHERE tenant_id = :tenant AND idempotency_key = :k;
 \endpipeline
 -- the callback's business insert
 INSERT INTO <schema>.payments (tenant_id, amount) VALUES (:tenant, :a);

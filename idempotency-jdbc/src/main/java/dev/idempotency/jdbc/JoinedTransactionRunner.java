@@ -63,8 +63,8 @@ final class JoinedTransactionRunner {
     /**
      * Claims the key in the caller's transaction on {@code connection}, then replays or runs the
      * callback. Round trips besides the callback's own: a first run two (the claim with both
-     * savepoints and the key read; the completion with the claim savepoint's release), a replay two
-     * (the claim; the rollback to and release of the claim savepoint).
+     * savepoints; the completion with the claim savepoint's release), a replay three (the claim; the
+     * read of the row it found; the rollback to and release of the claim savepoint).
      */
     <T, X extends Exception> Outcome<T> run(Connection connection, String key, String tenant, byte[] digest,
                                             Class<T> resultType,

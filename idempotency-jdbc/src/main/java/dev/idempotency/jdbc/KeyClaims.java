@@ -79,10 +79,10 @@ final class KeyClaims {
 
     /**
      * {@link #claim} without a lease, which on an empty result has also taken the callback's savepoint
-     * ({@link ExecutorSql#CALLBACK_SAVEPOINT}) after the claimed row. The savepoint and the read of a
-     * row the insert found travel with the insert ({@link ExecutorSql#claimForCallback}), so neither
-     * costs a round trip of its own. The wait on the key is bounded by {@code budgetLeft}: the wait
-     * budget, less what a duplicate already waited for a first call in this process ({@link InFlightCalls}).
+     * ({@link ExecutorSql#CALLBACK_SAVEPOINT}) after the claimed row. The savepoint travels with the
+     * insert ({@link ExecutorSql#claimForCallback}), so it costs no round trip of its own. The wait on
+     * the key is bounded by {@code budgetLeft}: the wait budget, less what a duplicate already waited
+     * for a first call in this process ({@link InFlightCalls}).
      * With {@code begins}, the insert also opens the transaction ({@link ExecutorSql#beginThenClaimForCallback}).
      */
     Optional<StoredKey> claimThenSavepoint(Handle handle, String key, String tenant, byte[] digest, Duration budgetLeft,
@@ -130,7 +130,7 @@ final class KeyClaims {
 
     /**
      * Claims in rounds; {@code firstRound} is {@link ExecutorSql#claimKey} or one of the statements
-     * that send it with the callback's savepoint and the key's read. Later rounds send
+     * that send it with the callback's savepoint. Later rounds send
      * {@link ExecutorSql#claimForCallback} in the latter case: a claim savepoint is taken once.
      */
     private Optional<StoredKey> claimRounds(Connection connection, String key, String tenant, byte[] digest,
@@ -143,7 +143,6 @@ final class KeyClaims {
                 restoreLockTimeout(connection);
             }
             boolean inserted;
-            Optional<StoredKey> stored;
             JdbcStatement claim = round == 0 ? firstRound : savepoint ? sql.claimForCallback : sql.claimKey;
             try (JdbcStatement.Call insert = claim.on(connection)) {
                 insert.text("tenant", tenant).text("key", key).bytes("fingerprint", digest)
@@ -152,17 +151,13 @@ final class KeyClaims {
                 try (ResultSet claimed = insert.executeAll()) {
                     inserted = claimed.next();
                 }
-                if (inserted) {
-                    return Optional.empty();
-                }
-                // With the savepoint came the read of the row the insert found (ExecutorSql.claimForCallback).
-                stored = savepoint ? readStoredKey(insert.nextRows()) : null;
             } catch (SQLException e) {
                 throw JdbcStatement.failure(e);
             }
-            if (stored == null) {
-                stored = findKey(connection, key, tenant);
+            if (inserted) {
+                return Optional.empty();
             }
+            Optional<StoredKey> stored = findKey(connection, key, tenant);
             if (stored.isPresent() && !stored.get().reclaimable()) {
                 return stored;
             }
@@ -210,16 +205,6 @@ final class KeyClaims {
 
     private Optional<StoredKey> findKey(Connection connection, String key, String tenant) {
         return sql.findKey.queryFirst(connection, call -> call.text("tenant", tenant).text("key", key), KeyClaims::storedKey);
-    }
-
-    /** The row {@link ExecutorSql#claimForCallback}'s read returned, if any. */
-    private static Optional<StoredKey> readStoredKey(ResultSet rows) throws SQLException {
-        if (rows == null) {
-            throw new SQLException("the claim's read of the key row returned no result");
-        }
-        try (rows) {
-            return rows.next() ? Optional.of(storedKey(rows)) : Optional.empty();
-        }
     }
 
     private static StoredKey storedKey(ResultSet row) throws SQLException {

@@ -235,8 +235,8 @@ public final class PostgresIdempotentExecutor implements IdempotentExecutor<Post
                 }
                 try (Handle handle = jdbi.open()) {
                     return PgTransactions.inTransactionOpenedByWork(handle, claimMayBegin(), opens -> {
-                        // Round trips: the claim (with the BEGIN, the savepoint and the key read), the callback's own,
-                        // the completion with the commit.
+                        // Round trips: the claim (with the BEGIN and the savepoint), the callback's own, the completion
+                        // with the commit; a replay: the claim, the read of the row it found, the commit.
                         Optional<StoredKey> stored = claims.claimThenSavepoint(handle, key, tenant, digest, budgetLeft, opens);
                         if (opens) {
                             PgTransactions.begun(handle);

@@ -44,7 +44,7 @@ class ExecutorRoundTripsTest {
         assertFalse(outcome.replayed());
         assertEquals(1, db.payments(key, "t1"));
         assertEquals(1, db.outboxEvents("t1", key));
-        // The claim (with the BEGIN, the savepoint and the key read), the callback's insert, the completion with the event and the commit.
+        // The claim (with the BEGIN and the savepoint), the callback's insert, the completion with the event and the commit.
         assertEquals(3, roundTrips.get());
         assertEquals(0, simpleQueries.get(), "pgjdbc's BEGIN, a simple query PostgreSQL answers on its own, was sent");
         assertEquals("completed", db.keyRow(key, "t1").get("status"));
@@ -89,7 +89,7 @@ class ExecutorRoundTripsTest {
 
     /** What each of a duplicate storm's waiters does once the winner commits, and any later replay. */
     @Test
-    void aReplayWaitsForPostgresTwice() {
+    void aReplayWaitsForPostgresThreeTimes() {
         String key = newKey();
         executor.run(key, "t1", tx -> insertPayment(tx, 3));
 
@@ -98,8 +98,8 @@ class ExecutorRoundTripsTest {
 
         assertTrue(replay.replayed());
         assertEquals(1, db.payments(key, "t1"));
-        // The claim, which also begins and reads the row it found, and the commit.
-        assertEquals(2, roundTrips.get());
+        // The claim, which also begins; the read of the row it found; the commit.
+        assertEquals(3, roundTrips.get());
     }
 
     /** A first call with one payment and one outbox event, counting its round trips and simple queries. */

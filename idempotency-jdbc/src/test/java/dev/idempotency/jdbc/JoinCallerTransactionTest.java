@@ -138,7 +138,7 @@ class JoinCallerTransactionTest {
     }
 
     @Test
-    void aFirstRunWaitsForPostgresTwiceBesidesTheCallbacksOwnStatementsAndAReplayTwice() throws Exception {
+    void aFirstRunWaitsForPostgresTwiceBesidesTheCallbacksOwnStatementsAndAReplayThreeTimes() throws Exception {
         PostgresIdempotentExecutor executor = joining(() -> { });
         caller.inTransaction(true, connection -> executor.run(newKey(), "t1", tx -> insertPayment(tx, 1)));
         String key = newKey();
@@ -152,10 +152,10 @@ class JoinCallerTransactionTest {
 
         assertTrue(replayed.replayed());
         assertEquals(1, db.payments(key, "t1"));
-        // The claim with both savepoints and the key read, the callback's insert, the completion with the release.
+        // The claim with both savepoints, the callback's insert, the completion with the release.
         assertEquals(3, firstRun.get());
-        // The claim, then the rollback to and release of its savepoint.
-        assertEquals(2, replay.get());
+        // The claim, the read of the row it found, then the rollback to and release of its savepoint.
+        assertEquals(3, replay.get());
     }
 
     @Test

@@ -154,7 +154,7 @@ class PgBouncerTest {
              HikariDataSource session = sessionMode.pool(2, "")) {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(session).config(config()).build();
             executor.run("session-warm", "t", tx -> 1L);
-            // The claim (with the savepoint and the key read), the completion, the COMMIT.
+            // The claim (with the savepoint), the completion, the COMMIT.
             assertEquals(3, roundTripsOfACompletedFirstCall(executor, "session-first"));
         }
     }
@@ -182,7 +182,7 @@ class PgBouncerTest {
             PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(plain).config(config()).build();
             String prefix = "tracked-" + maxPreparedStatements;
             runLoad(executor, prefix).assertEveryCallCommittedOnce(tracking);
-            // The claim (with its BEGIN, the savepoint and the key read), the completion with the COMMIT.
+            // The claim (with its BEGIN and the savepoint), the completion with the COMMIT.
             assertEquals(2, roundTripsOfACompletedFirstCall(executor, prefix + "-first"));
         }
     }
