@@ -668,7 +668,7 @@ final class ExecutorSql {
      * If it inserted nothing, the savepoint is harmless: a replay commits (which releases it), and a
      * reclaim takes a new one after its update ({@code KeyClaims}). The read of a row the claim found
      * ({@link #FIND_KEY}) is sent only then, in a round trip of its own: sent with every claim, it
-     * took 8 to 11% of a first call's transactions per second at 8 callers (pgbench) to save a
+     * took 8 to 10% of a first call's transactions per second at 8 callers (pgbench) to save a
      * replay one round trip, and first calls are most of the calls.
      */
     final JdbcStatement claimForCallback;
