@@ -36,6 +36,11 @@ public record Measurement(long operations, double opsPerSecond, double p50Millis
         return new Measurement(operations, opsPerSecond, p50Millis, p99Millis, cost, errors, firstError);
     }
 
+    /** This measurement with {@code errors} failed operations, the first failure's text {@code firstError}. */
+    public Measurement withErrors(long errors, String firstError) {
+        return new Measurement(operations, opsPerSecond, p50Millis, p99Millis, client, errors, firstError);
+    }
+
     /** Each figure's median over repetitions of the same cell; errors are summed, not averaged away. */
     static Measurement median(List<Measurement> runs) {
         if (runs.size() == 1) {

@@ -207,14 +207,8 @@ final class ConsumerThroughput implements Section {
                         : consumer.consume(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
                                 (tx, message) -> tx.handle().createUpdate(insert).bind("tenant", message.tenant())
                                         .bind("amount", message.amount()).execute());
-                // Committed: now the acks. Each message here is new, so anything but APPLIED is an error.
-                long errors = 0;
-                for (IdempotentBatchConsumer.Result<ConsumerBroker.Received> result : results) {
-                    if (result.delivery().outcome() != dev.idempotency.core.consumer.Delivery.Outcome.APPLIED) {
-                        errors++;
-                        firstError.compareAndSet(null, result.delivery().outcome() + ": " + result.delivery().error());
-                    }
-                }
+                // Committed: now the acks.
+                long errors = notApplied(results, firstError);
                 source.acknowledge(received);
                 consumed.addAndGet(received.size());
                 return errors;
@@ -222,11 +216,10 @@ final class ConsumerThroughput implements Section {
             long payments = payments(run, pool);
             if (payments != consumed.get()) {
                 // Exactly once means one payment per message consumed, warm-up included.
-                return new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(), m.p99Millis(), m.client(),
-                        m.errors() + Math.abs(payments - consumed.get()), "payments " + payments + " for " + consumed.get() + " messages");
+                return m.withErrors(m.errors() + Math.abs(payments - consumed.get()),
+                        "payments " + payments + " for " + consumed.get() + " messages");
             }
-            return firstError.get() == null ? m : new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(),
-                    m.p99Millis(), m.client(), m.errors(), firstError.get());
+            return firstError.get() == null ? m : m.withErrors(m.errors(), firstError.get());
         }
     }
 
@@ -314,27 +307,44 @@ final class ConsumerThroughput implements Section {
             String insert = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
             String prefix = UUID.randomUUID().toString();
             AtomicLong made = new AtomicLong();
+            AtomicReference<String> firstError = new AtomicReference<>();
             Measurement m = batchLoop(run, NO_BROKER_CELL, batch, messages,
-                    () -> consumeNewBatch(consumer, insert, prefix, made, batch));
+                    () -> consumeNewBatch(consumer, insert, prefix, made, batch, firstError));
             // As in exactlyOnce: one payment per message consumed, warm-up included.
             long payments = payments(run, pool);
-            long errors = m.errors() + Math.abs(payments - made.get());
-            return errors == 0 ? m : new Measurement(m.operations(), m.opsPerSecond(), m.p50Millis(), m.p99Millis(),
-                    m.client(), errors, "payments " + payments + " for " + made.get() + " messages, or messages not applied");
+            if (payments != made.get()) {
+                return m.withErrors(m.errors() + Math.abs(payments - made.get()),
+                        "payments " + payments + " for " + made.get() + " messages");
+            }
+            return firstError.get() == null ? m : m.withErrors(m.errors(), firstError.get());
         }
     }
 
     /** One batch of {@code batch} new messages through {@code consumeAll}; returns how many were not applied. */
     private static long consumeNewBatch(IdempotentBatchConsumer consumer, String insert, String prefix, AtomicLong made,
-                                        int batch) {
+                                        int batch, AtomicReference<String> firstError) {
         List<ConsumerBroker.Received> received = new ArrayList<>(batch);
         for (int m = 0; m < batch; m++) {
             received.add(new ConsumerBroker.Received(null, prefix + "-" + made.incrementAndGet(), ConsumerBroker.TENANT, 100 + m));
         }
-        return consumer.consumeAll(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
-                        (tx, fresh) -> insertAll(tx.handle(), insert, fresh)).stream()
-                .filter(result -> result.delivery().outcome() != dev.idempotency.core.consumer.Delivery.Outcome.APPLIED)
-                .count();
+        return notApplied(consumer.consumeAll(received, ConsumerBroker.Received::messageId, ConsumerBroker.Received::tenant,
+                (tx, fresh) -> insertAll(tx.handle(), insert, fresh)), firstError);
+    }
+
+    /**
+     * How many of a batch's results are not APPLIED, each an error since every message is new; the
+     * first one's outcome and error into {@code firstError}.
+     */
+    private static long notApplied(List<IdempotentBatchConsumer.Result<ConsumerBroker.Received>> results,
+                                   AtomicReference<String> firstError) {
+        long errors = 0;
+        for (IdempotentBatchConsumer.Result<ConsumerBroker.Received> result : results) {
+            if (result.delivery().outcome() != dev.idempotency.core.consumer.Delivery.Outcome.APPLIED) {
+                errors++;
+                firstError.compareAndSet(null, result.delivery().outcome() + ": " + result.delivery().error());
+            }
+        }
+        return errors;
     }
 
     /** The payments the cell's schema holds. */
