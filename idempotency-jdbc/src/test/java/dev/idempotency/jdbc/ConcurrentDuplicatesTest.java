@@ -191,7 +191,8 @@ class ConcurrentDuplicatesTest {
                 releaseFirst.await();
                 return "paid-" + insertPayment(tx, 5);
             }));
-            assertTrue(firstInside.await(30, TimeUnit.SECONDS));
+            // The first call asks the pool with the same 250 ms timeout: if it failed, say how, not only that it never ran.
+            assertTrue(firstInside.await(30, TimeUnit.SECONDS), () -> "the first call never reached its callback: " + stateOf(first));
             AtomicInteger duplicateRuns = new AtomicInteger();
             List<Future<Outcome<String>>> duplicates = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
@@ -213,6 +214,21 @@ class ConcurrentDuplicatesTest {
             }
             assertEquals(0, duplicateRuns.get());
             assertEquals(1, db.payments(key, "t1"));
+        }
+    }
+
+    /** What a call submitted to the pool has come to: still running, returned, or its failure. */
+    private static String stateOf(Future<?> call) {
+        if (!call.isDone()) {
+            return "still running";
+        }
+        try {
+            call.get();
+            return "returned without running it";
+        } catch (ExecutionException e) {
+            return "failed with " + e.getCause();
+        } catch (InterruptedException | java.util.concurrent.CancellationException e) {
+            return e.toString();
         }
     }
 
