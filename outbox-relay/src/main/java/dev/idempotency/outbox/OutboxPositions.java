@@ -266,9 +266,9 @@ final class OutboxPositions {
         ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
         UnaryOperator<Query> bind = query -> query
                 .bind("partitions", partitions)
-                .bindArray("los", String.class, Arrays.asList(los))
+                .bindByType("los", Arrays.asList(los), BoundArrays.TEXTS)
                 .bind("xmax", bounds.xmax())
-                .bindArray("xip", String.class, bounds.xip())
+                .bindByType("xip", bounds.xip(), BoundArrays.TEXTS)
                 .bind("server", server)
                 .bind("limit", batchSize + 1);
         RowMapper<EventRow> rowsAndHi = (rs, ctx) -> {
@@ -303,8 +303,8 @@ final class OutboxPositions {
         });
         return query -> query
                 .bind("partitions", partitions)
-                .bindArray("los", String.class, Arrays.asList(los))
-                .bindArray("cursors", Long.class, Arrays.asList(cursors))
+                .bindByType("los", Arrays.asList(los), BoundArrays.TEXTS)
+                .bindByType("cursors", Arrays.asList(cursors), BoundArrays.BIGINTS)
                 .bind("hi", hi)
                 .bind("server", serverToken)
                 .bind("limit", batchSize + 1);
@@ -451,19 +451,19 @@ final class OutboxPositions {
                 // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
                 var query = h.createQuery(moved.ids.isEmpty() ? settlePage : settlePageWithRetries)
                         .bind("instance", instanceId)
-                        .bindArray("partitionNos", Integer.class, List.copyOf(claimed.keySet()))
-                        .bindArray("epochs", Long.class, List.copyOf(claimed.values()))
-                        .bindArray("consumed", String.class, consumed)
-                        .bindArray("batches", String.class, batches)
-                        .bindArray("cursors", Long.class, cursors)
+                        .bindByType("partitionNos", List.copyOf(claimed.keySet()), BoundArrays.INTEGERS)
+                        .bindByType("epochs", List.copyOf(claimed.values()), BoundArrays.BIGINTS)
+                        .bindByType("consumed", consumed, BoundArrays.TEXTS)
+                        .bindByType("batches", batches, BoundArrays.TEXTS)
+                        .bindByType("cursors", cursors, BoundArrays.BIGINTS)
                         .bind("server", server);
                 if (!moved.ids.isEmpty()) {
                     query.bind("partitions", partitions)
-                            .bindArray("movedIds", Long.class, moved.ids)
-                            .bindArray("movedStatuses", String.class, moved.statuses)
-                            .bindArray("movedAttempts", Integer.class, moved.attempts)
-                            .bindArray("movedDelays", Long.class, moved.delays)
-                            .bindArray("movedErrors", String.class, moved.errors);
+                            .bindByType("movedIds", moved.ids, BoundArrays.BIGINTS)
+                            .bindByType("movedStatuses", moved.statuses, BoundArrays.TEXTS)
+                            .bindByType("movedAttempts", moved.attempts, BoundArrays.INTEGERS)
+                            .bindByType("movedDelays", moved.delays, BoundArrays.BIGINTS)
+                            .bindByType("movedErrors", moved.errors, BoundArrays.TEXTS);
                 }
                 return query.mapTo(Integer.class).list();
             });
@@ -507,7 +507,7 @@ final class OutboxPositions {
             return;
         }
         jdbi.useHandle(h -> h.createQuery(positionsSql)
-                .bindArray("partitionNos", Integer.class, missing)
+                .bindByType("partitionNos", missing, BoundArrays.INTEGERS)
                 .map((rs, ctx) -> {
                     int p = rs.getInt("partition_no");
                     long cursor = rs.getLong("batch_cursor");

@@ -149,8 +149,8 @@ final class PartitionLeases {
         Set<Map.Entry<Integer, Long>> renewed = updatingPartitionRows(() -> jdbi.withHandle(h -> h.createQuery(renew)
                 .bind("instance", instanceId)
                 .bind("leaseMillis", leaseMillis)
-                .bindArray("partitionNos", Integer.class, partitionsOf(current))
-                .bindArray("epochs", Long.class, epochsOf(current))
+                .bindByType("partitionNos", partitionsOf(current), BoundArrays.INTEGERS)
+                .bindByType("epochs", epochsOf(current), BoundArrays.BIGINTS)
                 .map((rs, ctx) -> Map.entry(rs.getInt(1), rs.getLong(2)))
                 .set()));
         List<String> lost = new ArrayList<>();
@@ -231,8 +231,8 @@ final class PartitionLeases {
         }
         updatingPartitionRows(() -> jdbi.withHandle(h -> h.createQuery(release)
                 .bind("instance", instanceId)
-                .bindArray("partitionNos", Integer.class, partitionsOf(leases))
-                .bindArray("epochs", Long.class, epochsOf(leases))
+                .bindByType("partitionNos", partitionsOf(leases), BoundArrays.INTEGERS)
+                .bindByType("epochs", epochsOf(leases), BoundArrays.BIGINTS)
                 .mapTo(Integer.class)
                 .list()));
     }

@@ -113,7 +113,7 @@ final class RelayStats {
         try {
             jdbi.useHandle(h -> h.createUpdate(sql.recordStats).bind("instance", instanceId)
                     .bind("countedMillis", countedMillis).bind("published", events)
-                    .bind("maxMillis", max).bindArray("buckets", Long.class, Arrays.stream(histogram).boxed().toArray())
+                    .bind("maxMillis", max).bindByType("buckets", Arrays.stream(histogram).boxed().toList(), BoundArrays.BIGINTS)
                     .execute());
         } catch (RuntimeException e) {
             log.warn("relay {} could not record its publish statistics; the {} events it counted since its last flush"

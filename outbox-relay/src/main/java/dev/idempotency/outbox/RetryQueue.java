@@ -60,7 +60,7 @@ final class RetryQueue {
                     .bind("partitions", partitions)
                     .bind("maxPerKey", maxEventsPerKey)
                     .bind("batchSize", batchSize)
-                    .bindArray("hashes", Integer.class, hashes)
+                    .bindByType("hashes", hashes, BoundArrays.INTEGERS)
                     .map((rs, ctx) -> EventRow.read(rs))
                     .list());
             if (!rows.isEmpty()) {
@@ -115,13 +115,13 @@ final class RetryQueue {
         List<Integer> held = jdbi.withHandle(h -> h.createQuery(settleRetries)
                 .bind("instance", instanceId)
                 .bind("partitions", partitions)
-                .bindArray("partitionNos", Integer.class, List.copyOf(claimed.keySet()))
-                .bindArray("epochs", Long.class, List.copyOf(claimed.values()))
-                .bindArray("ids", Long.class, ids)
-                .bindArray("actions", String.class, actions)
-                .bindArray("increments", Integer.class, increments)
-                .bindArray("delays", Long.class, delays)
-                .bindArray("errors", String.class, errors)
+                .bindByType("partitionNos", List.copyOf(claimed.keySet()), BoundArrays.INTEGERS)
+                .bindByType("epochs", List.copyOf(claimed.values()), BoundArrays.BIGINTS)
+                .bindByType("ids", ids, BoundArrays.BIGINTS)
+                .bindByType("actions", actions, BoundArrays.TEXTS)
+                .bindByType("increments", increments, BoundArrays.INTEGERS)
+                .bindByType("delays", delays, BoundArrays.BIGINTS)
+                .bindByType("errors", errors, BoundArrays.TEXTS)
                 .mapTo(Integer.class)
                 .list());
         return fenced(claimed, held);
