@@ -25,12 +25,12 @@ class RelaySettlePlansTest {
     @Test
     void movingAPagesFailuresToRetriesLooksEachEventUpByIndex() {
         String plan = plan(new RelaySql(outbox.schema()).settlePageWithRetries, List.of("movedIds", "cursors"), query -> query
-                .bindArray("consumed", String.class, List.of("1:1:"))
-                .bindArray("batches", String.class, List.of("1:1:"))
-                .bindArray("movedStatuses", String.class, List.of("pending", "pending", "dead"))
-                .bindArray("movedAttempts", Integer.class, List.of(1, 1, 1))
-                .bindArray("movedDelays", Long.class, List.of(1000L, 1000L, 0L))
-                .bindArray("movedErrors", String.class, List.of("refused", "refused", "too large")));
+                .bindByType("consumed", List.of("1:1:"), BoundArrays.TEXTS)
+                .bindByType("batches", List.of("1:1:"), BoundArrays.TEXTS)
+                .bindByType("movedStatuses", List.of("pending", "pending", "dead"), BoundArrays.TEXTS)
+                .bindByType("movedAttempts", List.of(1, 1, 1), BoundArrays.INTEGERS)
+                .bindByType("movedDelays", List.of(1000L, 1000L, 0L), BoundArrays.BIGINTS)
+                .bindByType("movedErrors", List.of("refused", "refused", "too large"), BoundArrays.TEXTS));
 
         assertLooksUpByIndex(plan, "outbox_events", "outbox_events_0_pkey");
     }
@@ -38,10 +38,10 @@ class RelaySettlePlansTest {
     @Test
     void settlingARetryRoundLooksEachRetryUpByIndex() {
         String plan = plan(new RelaySql(outbox.schema()).settleRetries, List.of("ids"), query -> query
-                .bindArray("actions", String.class, List.of("published", "failed", "dead"))
-                .bindArray("increments", Integer.class, List.of(0, 1, 1))
-                .bindArray("delays", Long.class, List.of(0L, 1000L, 0L))
-                .bindArray("errors", String.class, List.of("", "refused", "too large")));
+                .bindByType("actions", List.of("published", "failed", "dead"), BoundArrays.TEXTS)
+                .bindByType("increments", List.of(0, 1, 1), BoundArrays.INTEGERS)
+                .bindByType("delays", List.of(0L, 1000L, 0L), BoundArrays.BIGINTS)
+                .bindByType("errors", List.of("", "refused", "too large"), BoundArrays.TEXTS));
 
         assertLooksUpByIndex(plan, "outbox_retries", "outbox_retries_pkey");
     }
@@ -56,10 +56,10 @@ class RelaySettlePlansTest {
         return Jdbi.create(outbox.dataSource()).withHandle(h -> {
             var query = h.createQuery("EXPLAIN " + statement)
                     .bind("instance", "relay-a").bind("partitions", 16).bind("server", UUID.randomUUID())
-                    .bindArray("partitionNos", Integer.class, List.of(0, 1, 2))
-                    .bindArray("epochs", Long.class, List.of(1L, 1L, 1L));
+                    .bindByType("partitionNos", List.of(0, 1, 2), BoundArrays.INTEGERS)
+                    .bindByType("epochs", List.of(1L, 1L, 1L), BoundArrays.BIGINTS);
             for (String ids : idArrays) {
-                query.bindArray(ids, Long.class, List.of(11L, 12L, 13L));
+                query.bindByType(ids, List.of(11L, 12L, 13L), BoundArrays.BIGINTS);
             }
             binds.accept(query);
             return String.join("\n", query.mapTo(String.class).list());
