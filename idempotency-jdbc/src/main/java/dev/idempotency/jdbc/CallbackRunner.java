@@ -7,6 +7,7 @@ import dev.idempotency.core.Outcome;
 import dev.idempotency.core.ResultNotStorableException;
 import dev.idempotency.core.SchemaNotMigratedException;
 import dev.idempotency.core.internal.tracing.Traces;
+import dev.idempotency.jdbc.internal.JdbcStatement;
 import java.sql.SQLException;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;

@@ -1,5 +1,7 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.jdbc.internal.JdbcStatement;
+
 /**
  * Every SQL statement of this module, by name. Templates name the schema as {@code <schema>}; an
  * instance holds them rendered once for a validated schema name, so no identifier is ever

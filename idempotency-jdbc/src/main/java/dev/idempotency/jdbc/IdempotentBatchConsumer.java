@@ -12,6 +12,7 @@ import dev.idempotency.core.internal.tracing.TracedSpan;
 import dev.idempotency.core.internal.tracing.Traces;
 import dev.idempotency.core.internal.tracing.W3cContext;
 import dev.idempotency.core.tracing.Tracing;
+import dev.idempotency.jdbc.internal.JdbcStatement;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

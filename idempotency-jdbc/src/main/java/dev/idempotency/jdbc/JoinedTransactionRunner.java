@@ -2,6 +2,7 @@ package dev.idempotency.jdbc;
 
 import dev.idempotency.core.IdempotentCallback;
 import dev.idempotency.core.Outcome;
+import dev.idempotency.jdbc.internal.JdbcStatement;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Optional;

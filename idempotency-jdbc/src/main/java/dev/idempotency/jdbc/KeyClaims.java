@@ -5,6 +5,7 @@ import dev.idempotency.core.KeyInProgressException;
 import dev.idempotency.core.KeyReusedException;
 import dev.idempotency.core.Outcome;
 import dev.idempotency.core.TransientFailureException;
+import dev.idempotency.jdbc.internal.JdbcStatement;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

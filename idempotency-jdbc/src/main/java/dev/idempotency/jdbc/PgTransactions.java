@@ -1,5 +1,6 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.jdbc.internal.JdbcStatement;
 import java.sql.Connection;
 import java.sql.SQLException;
 import org.jdbi.v3.core.Handle;

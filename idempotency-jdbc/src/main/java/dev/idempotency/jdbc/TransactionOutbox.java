@@ -6,6 +6,7 @@ import dev.idempotency.core.internal.Labels;
 import dev.idempotency.core.internal.tracing.Traces;
 import dev.idempotency.core.internal.tracing.W3cContext;
 import dev.idempotency.core.outbox.OutboxWriter;
+import dev.idempotency.jdbc.internal.JdbcStatement;
 import dev.idempotency.jdbc.internal.RedactedErrors;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

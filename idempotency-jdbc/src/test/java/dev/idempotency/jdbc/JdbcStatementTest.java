@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.jdbc.internal.JdbcStatement;
 import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.TestSchema;
 import java.lang.reflect.Field;

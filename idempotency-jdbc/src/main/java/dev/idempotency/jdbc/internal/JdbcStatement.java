@@ -1,6 +1,5 @@
-package dev.idempotency.jdbc;
+package dev.idempotency.jdbc.internal;
 
-import dev.idempotency.jdbc.internal.RedactedErrors;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,24 +11,26 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 import org.postgresql.PGStatement;
 
 /**
- * One of the executor's statements ({@link ExecutorSql}), run on plain JDBC on the connection of
- * the callback's Jdbi handle: its {@code :name} parameters are turned into positions once, so a
- * call binds by index instead of through Jdbi's argument machinery (which profiled at most of the
- * executor's client CPU), and the caller's Jdbi configuration (template engine, SQL parser,
- * customizers) never rewrites it. The SQL text a reader sees is unchanged; pgjdbc still prepares
- * it server-side after a few uses.
+ * A statement of the executor's ({@code ExecutorSql}) or of the relay's publish path ({@code RelaySql}),
+ * run on plain JDBC: its {@code :name} parameters are turned into positions once, so a call binds by
+ * index instead of through Jdbi's argument machinery (which profiled at most of the executor's client
+ * CPU, and a quarter of a relay worker's), and no Jdbi configuration (the caller's template engine,
+ * SQL parser, customizers) ever rewrites it. The SQL text a reader sees is unchanged; pgjdbc still
+ * prepares it server-side after a few uses.
  *
  * <p>The parser is deliberately small: a {@code :name} is a colon followed by a letter, not
  * preceded by another colon ({@code ::type} casts stay). It does not skip string literals or
- * comments, so the executor's SQL holds no colon inside either ({@code JdbcStatementTest}).
+ * comments, so no statement run through it holds a colon inside either ({@code JdbcStatementTest},
+ * {@code RelayJdbcStatementsTest}).
  */
-final class JdbcStatement {
+public final class JdbcStatement {
     /** A {@code :name} parameter; {@code ::type} casts are not parameters. */
     private static final Pattern PARAMETER = Pattern.compile("(?<!:):([a-zA-Z][a-zA-Z0-9_]*)");
 
@@ -44,7 +45,7 @@ final class JdbcStatement {
     }
 
     /** Parses {@code namedSql} once. */
-    static JdbcStatement of(String namedSql) {
+    public static JdbcStatement of(String namedSql) {
         Matcher matcher = PARAMETER.matcher(namedSql);
         Map<String, List<Integer>> found = new HashMap<>();
         StringBuilder positional = new StringBuilder();
@@ -60,28 +61,28 @@ final class JdbcStatement {
     }
 
     /** A statement being bound and run on one connection. */
-    final class Call implements AutoCloseable {
+    public final class Call implements AutoCloseable {
         private final PreparedStatement statement;
 
         private Call(Connection connection) throws SQLException {
             this.statement = connection.prepareStatement(sql);
         }
 
-        Call text(String name, String value) throws SQLException {
+        public Call text(String name, String value) throws SQLException {
             for (int index : at(name)) {
                 statement.setString(index, value);
             }
             return this;
         }
 
-        Call bytes(String name, byte[] value) throws SQLException {
+        public Call bytes(String name, byte[] value) throws SQLException {
             for (int index : at(name)) {
                 statement.setBytes(index, value);
             }
             return this;
         }
 
-        Call bigint(String name, Long value) throws SQLException {
+        public Call bigint(String name, Long value) throws SQLException {
             for (int index : at(name)) {
                 if (value == null) {
                     statement.setNull(index, Types.BIGINT);
@@ -92,14 +93,14 @@ final class JdbcStatement {
             return this;
         }
 
-        Call integer(String name, int value) throws SQLException {
+        public Call integer(String name, int value) throws SQLException {
             for (int index : at(name)) {
                 statement.setInt(index, value);
             }
             return this;
         }
 
-        Call number(String name, Double value) throws SQLException {
+        public Call number(String name, Double value) throws SQLException {
             for (int index : at(name)) {
                 if (value == null) {
                     statement.setNull(index, Types.DOUBLE);
@@ -114,11 +115,52 @@ final class JdbcStatement {
          * Binds a {@code text[]}. pgjdbc encodes a {@code String[]} passed to setObject as text[] itself;
          * createArrayOf would look the type up and build a PgArray first, per array and per call.
          */
-        Call textArray(String name, List<String> values) throws SQLException {
+        public Call textArray(String name, List<String> values) throws SQLException {
             String[] array = values.toArray(new String[0]);
             for (int index : at(name)) {
                 statement.setObject(index, array);
             }
+            return this;
+        }
+
+        /** Binds a {@code bigint[]}; null elements stay NULL (pgjdbc encodes a {@code Long[]} as int8[] itself). */
+        public Call bigintArray(String name, List<Long> values) throws SQLException {
+            Long[] array = values.toArray(new Long[0]);
+            for (int index : at(name)) {
+                statement.setObject(index, array);
+            }
+            return this;
+        }
+
+        /** Binds an {@code int[]}; null elements stay NULL (pgjdbc encodes an {@code Integer[]} as int4[] itself). */
+        public Call integerArray(String name, List<Integer> values) throws SQLException {
+            Integer[] array = values.toArray(new Integer[0]);
+            for (int index : at(name)) {
+                statement.setObject(index, array);
+            }
+            return this;
+        }
+
+        /** Binds a {@code uuid}, or NULL. */
+        public Call uuid(String name, UUID value) throws SQLException {
+            for (int index : at(name)) {
+                statement.setObject(index, value, Types.OTHER);
+            }
+            return this;
+        }
+
+        /**
+         * Sends the statement unnamed, so PostgreSQL plans it at this call with the tables' sizes of this
+         * moment instead of using a plan it cached when they were other (pgjdbc's prepare threshold 0).
+         */
+        public Call plannedAtEachCall() throws SQLException {
+            statement.unwrap(PGStatement.class).setPrepareThreshold(0);
+            return this;
+        }
+
+        /** Cancels the statement on the server if it runs longer than {@code seconds} (JDBC's query timeout). */
+        public Call timeout(int seconds) throws SQLException {
+            statement.setQueryTimeout(seconds);
             return this;
         }
 
@@ -127,7 +169,7 @@ final class JdbcStatement {
          * that returns any (statements without rows before it, such as a savepoint, are skipped), to
          * be read before {@link #nextRows()}.
          */
-        ResultSet executeAll() throws SQLException {
+        public ResultSet executeAll() throws SQLException {
             ResultSet rows = statement.execute() ? statement.getResultSet() : nextRows();
             if (rows == null) {
                 throw new SQLException("none of the statements returned rows: " + sql);
@@ -136,7 +178,7 @@ final class JdbcStatement {
         }
 
         /** After {@link #executeAll()}: the next statement's rows, skipping results without any; null when none is left. */
-        ResultSet nextRows() throws SQLException {
+        public ResultSet nextRows() throws SQLException {
             while (true) {
                 if (statement.getMoreResults()) {
                     return statement.getResultSet();
@@ -148,7 +190,7 @@ final class JdbcStatement {
         }
 
         /** Runs a statement that changes rows; returns how many. */
-        int update() throws SQLException {
+        public int update() throws SQLException {
             return statement.executeUpdate();
         }
 
@@ -168,18 +210,18 @@ final class JdbcStatement {
 
     /** Binds a call's parameters. */
     @FunctionalInterface
-    interface Binding {
+    public interface Binding {
         void bind(Call call) throws SQLException;
     }
 
     /** Reads one row. */
     @FunctionalInterface
-    interface RowReader<R> {
+    public interface RowReader<R> {
         R read(ResultSet row) throws SQLException;
     }
 
     /** Runs this statement on {@code connection}; returns the rows changed. */
-    int update(Connection connection, Binding binding) {
+    public int update(Connection connection, Binding binding) {
         try (Call call = on(connection)) {
             binding.bind(call);
             return call.update();
@@ -193,7 +235,7 @@ final class JdbcStatement {
      * {@code connection} for their effect; their results are not read, so each must check itself in
      * SQL what it needs (a failing statement fails the call, and PostgreSQL skips those after it).
      */
-    void execute(Connection connection, Binding binding) {
+    public void execute(Connection connection, Binding binding) {
         try (Call call = on(connection)) {
             binding.bind(call);
             call.statement.execute();
@@ -203,7 +245,7 @@ final class JdbcStatement {
     }
 
     /** Runs this query on {@code connection}; returns its first row, read by {@code reader}, if any. */
-    <R> Optional<R> queryFirst(Connection connection, Binding binding, RowReader<R> reader) {
+    public <R> Optional<R> queryFirst(Connection connection, Binding binding, RowReader<R> reader) {
         try (Call call = on(connection)) {
             binding.bind(call);
             try (ResultSet rows = call.statement.executeQuery()) {
@@ -215,31 +257,31 @@ final class JdbcStatement {
     }
 
     /** The SQL as written, with {@code :name} parameters, to build a longer statement from. */
-    String namedSql() {
+    public String namedSql() {
         return namedSql;
     }
 
     /** The SQL sent to the driver, with {@code ?} for each parameter. */
-    String positionalSql() {
+    public String positionalSql() {
         return sql;
     }
 
     /** The positions, from 1, at which {@code name} is bound; empty for a name the statement lacks. */
-    int[] positionsOf(String name) {
+    public int[] positionsOf(String name) {
         return positions.getOrDefault(name, new int[0]).clone();
     }
 
     /** Prepares this statement on {@code connection}; close the call when done. */
-    Call on(Connection connection) throws SQLException {
+    public Call on(Connection connection) throws SQLException {
         return new Call(connection);
     }
 
     /**
      * Runs {@code command}, a statement without parameters, as a one-shot unnamed statement: parsed
      * by the backend that holds the transaction, never a named one a pooler could mix up with another
-     * client's (see {@link PgTransactions}).
+     * client's (see the executor's {@code PgTransactions}).
      */
-    static void executeUnnamed(Connection connection, String command) {
+    public static void executeUnnamed(Connection connection, String command) {
         try (Statement statement = connection.createStatement()) {
             if (statement.isWrapperFor(PGStatement.class)) {
                 statement.unwrap(PGStatement.class).setPrepareThreshold(0);
@@ -251,7 +293,7 @@ final class JdbcStatement {
     }
 
     /** A JDBC failure as the same exception type Jdbi statements throw, without the values it bound. */
-    static RuntimeException failure(SQLException e) {
+    public static RuntimeException failure(SQLException e) {
         return RedactedErrors.redact(new UnableToExecuteStatementException(e, null));
     }
 }
