@@ -1,7 +1,9 @@
 package dev.idempotency.outbox;
 
-import java.sql.PreparedStatement;
+import dev.idempotency.jdbc.internal.JdbcStatement;
+import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -13,12 +15,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
-import java.util.function.UnaryOperator;
+import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.mapper.RowMapper;
-import org.jdbi.v3.core.result.ResultBearing;
-import org.jdbi.v3.core.result.ResultProducer;
-import org.jdbi.v3.core.statement.Query;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +35,9 @@ import org.slf4j.LoggerFactory;
  * still in progress at hi is in a later batch. Partitions whose batch is under way at the same hi and
  * cursor are read together (such groups in turn), as are all partitions that start a new batch (they
  * then share its hi). A page is cut where a key reaches maxEventsPerKey, for that key's partition only.
+ *
+ * <p>The reads and writes of pages run on plain JDBC ({@link JdbcStatement}), up to a hundred times a second
+ * beside writers: Jdbi's statement machinery was a quarter of a relay worker's CPU there.
  *
  * <p>Used by the worker thread only. Positions are cached per lease epoch; a new lease reads the
  * stored position, so a new owner goes on where the last fenced write of the old one left it (and
@@ -67,29 +68,21 @@ final class OutboxPositions {
         static final Page NONE = new Page(null, Map.of(), List.of(), false, 0, Map.of(), false);
     }
 
-    /** The rows of a statement string that starts with {@link RelaySql#INDEX_READS}: its second result. */
-    private static final ResultProducer<ResultBearing> SECOND_RESULT = (executed, ctx) -> {
-        PreparedStatement statement = executed.get();
-        if (!statement.getMoreResults()) {
-            throw new IllegalStateException("a read sent after " + RelaySql.INDEX_READS + " returned no rows of its own");
-        }
-        ResultSet rows = statement.getResultSet();
-        ctx.addCleanable(rows::close);
-        return ResultBearing.of(() -> rows, ctx);
-    };
-
     private final Jdbi jdbi;
+    private final DataSource dataSource;
+    /** Jdbi's query timeout for every other statement of the relay ({@link OutboxRelay#jdbi}): none outlives a lease. */
+    private final int queryTimeoutSeconds;
     private final ServerHistory history;
     private final String instanceId;
     private final int partitions;
     private final int batchSize;
     private final int maxEventsPerKey;
     private final String positionsSql;
-    private final String diffStart;
-    private final String diffStartByIndex;
-    private final String diffPageByIndex;
-    private final String settlePage;
-    private final String settlePageWithRetries;
+    private final JdbcStatement diffStart;
+    private final JdbcStatement diffStartByIndex;
+    private final JdbcStatement diffPageByIndex;
+    private final JdbcStatement settlePage;
+    private final JdbcStatement settlePageWithRetries;
     private final long writeIntervalNanos;
     private final Map<Integer, Position> known = new HashMap<>();
     /** Positions moved in memory (and in {@link #known}) and not yet written, in partition order. */
@@ -101,8 +94,10 @@ final class OutboxPositions {
     /** The token of the server run the positions are validated on; null until validated, or after a change. */
     private UUID server;
 
-    OutboxPositions(Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
+    OutboxPositions(DataSource dataSource, Jdbi jdbi, OutboxRelayConfig config, RelaySql sql) {
         this.jdbi = jdbi;
+        this.dataSource = dataSource;
+        this.queryTimeoutSeconds = OutboxRelay.queryTimeoutSeconds(config);
         this.history = new ServerHistory(jdbi, config.instanceId(), config.schema(), sql);
         this.instanceId = config.instanceId();
         this.partitions = config.partitions();
@@ -110,11 +105,11 @@ final class OutboxPositions {
         this.maxEventsPerKey = config.maxEventsPerKey();
         this.writeIntervalNanos = config.positionWriteInterval().toNanos();
         this.positionsSql = sql.positions;
-        this.diffStart = sql.diffStart;
-        this.diffStartByIndex = sql.diffStartByIndex;
-        this.diffPageByIndex = sql.diffPageByIndex;
-        this.settlePage = sql.settlePage;
-        this.settlePageWithRetries = sql.settlePageWithRetries;
+        this.diffStart = JdbcStatement.of(sql.diffStart);
+        this.diffStartByIndex = JdbcStatement.of(sql.diffStartByIndex);
+        this.diffPageByIndex = JdbcStatement.of(sql.diffPageByIndex);
+        this.settlePage = JdbcStatement.of(sql.settlePage);
+        this.settlePageWithRetries = JdbcStatement.of(sql.settlePageWithRetries);
     }
 
     /**
@@ -231,7 +226,7 @@ final class OutboxPositions {
      * Thread-safe: reads only this object's final fields.
      */
     Fetched fetch(ReadAhead plan) {
-        List<EventRow> rows = readByIndex(diffPageByIndex, pageQuery(plan.group(), plan.server()), (rs, ctx) -> EventRow.read(rs));
+        List<EventRow> rows = readEvents(diffPageByIndex, pageQuery(plan.group(), plan.server()), ReadKind.BY_INDEX, null);
         return new Fetched(rows, System.nanoTime());
     }
 
@@ -262,38 +257,33 @@ final class OutboxPositions {
             group.put(p, known.get(p));
             los[p] = known.get(p).consumed();
         });
-        List<String> hi = new ArrayList<>(1);
+        String[] hi = new String[1];
         ConsumedSnapshots bounds = ConsumedSnapshots.of(los);
-        UnaryOperator<Query> bind = query -> query
-                .bind("partitions", partitions)
-                .bindByType("los", Arrays.asList(los), BoundArrays.TEXTS)
-                .bind("xmax", bounds.xmax())
-                .bindByType("xip", bounds.xip(), BoundArrays.TEXTS)
-                .bind("server", server)
-                .bind("limit", batchSize + 1);
-        RowMapper<EventRow> rowsAndHi = (rs, ctx) -> {
-            if (hi.isEmpty()) {
-                hi.add(rs.getString("hi"));
-            }
-            return EventRow.read(rs);
-        };
+        UUID serverToken = server;
+        JdbcStatement.Binding bind = call -> call
+                .integer("partitions", partitions)
+                .textArray("los", Arrays.asList(los))
+                .text("xmax", bounds.xmax())
+                .textArray("xip", bounds.xip())
+                .uuid("server", serverToken)
+                .integer("limit", batchSize + 1);
         // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
         // values (a sequential scan) is the right one, and planning is small beside a full page.
-        List<EventRow> rows = backlog ? readPlannedAtEachCall(diffStart, bind, rowsAndHi)
-                : readByIndex(diffStartByIndex, bind, rowsAndHi);
+        List<EventRow> rows = backlog ? readEvents(diffStart, bind, ReadKind.PLANNED_AT_EACH_CALL, hi)
+                : readEvents(diffStartByIndex, bind, ReadKind.BY_INDEX, hi);
         // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
-        return rows.isEmpty() ? Page.NONE : page(hi.get(0), group, rows, leases, false, System.nanoTime());
+        return rows.isEmpty() ? Page.NONE : page(hi[0], group, rows, leases, false, System.nanoTime());
     }
 
     /** The next page of a batch under way, for partitions at the same snapshot and cursor. */
     private Page nextPage(Map<Integer, Position> group, Map<Integer, Long> leases) {
         String hi = group.values().iterator().next().batch();
-        List<EventRow> rows = readByIndex(diffPageByIndex, pageQuery(group, server), (rs, ctx) -> EventRow.read(rs));
+        List<EventRow> rows = readEvents(diffPageByIndex, pageQuery(group, server), ReadKind.BY_INDEX, null);
         return page(hi, group, rows, leases, true, System.nanoTime());
     }
 
     /** Binds the read of the next page of {@code group}, partitions at the same snapshot and cursor. */
-    private UnaryOperator<Query> pageQuery(Map<Integer, Position> group, UUID serverToken) {
+    private JdbcStatement.Binding pageQuery(Map<Integer, Position> group, UUID serverToken) {
         String hi = group.values().iterator().next().batch();
         String[] los = new String[partitions];
         Long[] cursors = new Long[partitions];
@@ -301,27 +291,79 @@ final class OutboxPositions {
             los[p] = position.consumed();
             cursors[p] = position.cursor();
         });
-        return query -> query
-                .bind("partitions", partitions)
-                .bindByType("los", Arrays.asList(los), BoundArrays.TEXTS)
-                .bindByType("cursors", Arrays.asList(cursors), BoundArrays.BIGINTS)
-                .bind("hi", hi)
-                .bind("server", serverToken)
-                .bind("limit", batchSize + 1);
+        return call -> call
+                .integer("partitions", partitions)
+                .textArray("los", Arrays.asList(los))
+                .bigintArray("cursors", Arrays.asList(cursors))
+                .text("hi", hi)
+                .uuid("server", serverToken)
+                .integer("limit", batchSize + 1);
     }
 
-    /** Runs a read of events planned at each call ({@link PlannedAtEachCall}), for the sizes of that moment. */
-    private List<EventRow> readPlannedAtEachCall(String sql, UnaryOperator<Query> bind, RowMapper<EventRow> mapper) {
-        return jdbi.withHandle(h -> bind.apply(h.createQuery(sql)).addCustomizer(PlannedAtEachCall.INSTANCE).map(mapper).list());
+    /** Fails, naming the fix, unless the relay's DataSource hands out connections in autocommit (see {@link #autocommit}). */
+    void requireAutocommit() {
+        try {
+            autocommit(dataSource.getConnection()).close();
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
     }
 
     /**
-     * Runs a read sent after {@link RelaySql#INDEX_READS} in one statement string ({@code sqlByIndex}), so
-     * the plan PostgreSQL caches uses the outbox's indexes whatever a generation's statistics say, in one
-     * round trip and no transaction of the relay's own.
+     * {@code connection}, which must be in autocommit: each statement of the relay is its own transaction (a
+     * position written in one left open would be rolled back when the pool takes the connection back).
      */
-    private List<EventRow> readByIndex(String sqlByIndex, UnaryOperator<Query> bind, RowMapper<EventRow> mapper) {
-        return jdbi.withHandle(h -> bind.apply(h.createQuery(sqlByIndex)).execute(SECOND_RESULT).map(mapper).list());
+    private static Connection autocommit(Connection connection) throws SQLException {
+        if (!connection.getAutoCommit()) {
+            connection.close();
+            throw new IllegalStateException("outbox relay not started: its DataSource hands out connections with"
+                    + " autocommit off, and each of the relay's statements must be a transaction of its own; give the"
+                    + " relay a pool in autocommit (HikariCP's default, autoCommit=true)");
+        }
+        return connection;
+    }
+
+    /** How a read of events is sent. */
+    private enum ReadKind {
+        /**
+         * After {@link RelaySql#INDEX_READS} in one statement string, so the plan PostgreSQL caches uses the
+         * outbox's indexes whatever a generation's statistics say, in one round trip and no transaction of the
+         * relay's own; the rows are the string's second result.
+         */
+        BY_INDEX,
+        /** Unnamed, so PostgreSQL plans it at each call for the sizes of that moment ({@link PlannedAtEachCall}). */
+        PLANNED_AT_EACH_CALL
+    }
+
+    /**
+     * Runs a read of events on a connection of its own (autocommit: one statement's snapshot); stores the
+     * first row's {@code hi} column in {@code hi[0]} when {@code hi} is given. Thread-safe: touches only
+     * final fields.
+     */
+    private List<EventRow> readEvents(JdbcStatement read, JdbcStatement.Binding bind, ReadKind kind, String[] hi) {
+        try (Connection connection = autocommit(dataSource.getConnection()); JdbcStatement.Call call = read.on(connection)) {
+            call.timeout(queryTimeoutSeconds);
+            if (kind == ReadKind.PLANNED_AT_EACH_CALL) {
+                call.plannedAtEachCall();
+            }
+            bind.bind(call);
+            ResultSet first = call.executeAll();
+            try (ResultSet rows = kind == ReadKind.BY_INDEX ? call.nextRows() : first) {
+                if (rows == null) {
+                    throw new IllegalStateException("a read sent after " + RelaySql.INDEX_READS + " returned no rows of its own");
+                }
+                List<EventRow> events = new ArrayList<>();
+                while (rows.next()) {
+                    if (hi != null && events.isEmpty()) {
+                        hi[0] = rows.getString("hi");
+                    }
+                    events.add(EventRow.read(rows));
+                }
+                return events;
+            }
+        } catch (SQLException e) {
+            throw JdbcStatement.failure(e);
+        }
     }
 
     /**
@@ -445,29 +487,32 @@ final class OutboxPositions {
             batches.add(position.batch());
             cursors.add(position.cursor());
         });
-        List<Integer> held;
-        try {
-            held = jdbi.withHandle(h -> {
-                // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
-                var query = h.createQuery(moved.ids.isEmpty() ? settlePage : settlePageWithRetries)
-                        .bind("instance", instanceId)
-                        .bindByType("partitionNos", List.copyOf(claimed.keySet()), BoundArrays.INTEGERS)
-                        .bindByType("epochs", List.copyOf(claimed.values()), BoundArrays.BIGINTS)
-                        .bindByType("consumed", consumed, BoundArrays.TEXTS)
-                        .bindByType("batches", batches, BoundArrays.TEXTS)
-                        .bindByType("cursors", cursors, BoundArrays.BIGINTS)
-                        .bind("server", server);
-                if (!moved.ids.isEmpty()) {
-                    query.bind("partitions", partitions)
-                            .bindByType("movedIds", moved.ids, BoundArrays.BIGINTS)
-                            .bindByType("movedStatuses", moved.statuses, BoundArrays.TEXTS)
-                            .bindByType("movedAttempts", moved.attempts, BoundArrays.INTEGERS)
-                            .bindByType("movedDelays", moved.delays, BoundArrays.BIGINTS)
-                            .bindByType("movedErrors", moved.errors, BoundArrays.TEXTS);
+        List<Integer> held = new ArrayList<>();
+        // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
+        JdbcStatement settle = moved.ids.isEmpty() ? settlePage : settlePageWithRetries;
+        try (Connection connection = autocommit(dataSource.getConnection()); JdbcStatement.Call call = settle.on(connection)) {
+            call.timeout(queryTimeoutSeconds)
+                    .text("instance", instanceId)
+                    .integerArray("partitionNos", List.copyOf(claimed.keySet()))
+                    .bigintArray("epochs", List.copyOf(claimed.values()))
+                    .textArray("consumed", consumed)
+                    .textArray("batches", batches)
+                    .bigintArray("cursors", cursors)
+                    .uuid("server", server);
+            if (!moved.ids.isEmpty()) {
+                call.integer("partitions", partitions)
+                        .bigintArray("movedIds", moved.ids)
+                        .textArray("movedStatuses", moved.statuses)
+                        .integerArray("movedAttempts", moved.attempts)
+                        .bigintArray("movedDelays", moved.delays)
+                        .textArray("movedErrors", moved.errors);
+            }
+            try (ResultSet rows = call.executeAll()) {
+                while (rows.next()) {
+                    held.add(rows.getInt(1));
                 }
-                return query.mapTo(Integer.class).list();
-            });
-        } catch (RuntimeException e) {
+            }
+        } catch (SQLException | RuntimeException e) {
             known.keySet().removeAll(unwritten.keySet());
             unwritten.clear();
             if (ServerHistory.serverChanged(e)) {
@@ -475,7 +520,7 @@ final class OutboxPositions {
                 forgetOnServerChange();
                 return Map.of();
             }
-            throw e;
+            throw e instanceof SQLException failure ? JdbcStatement.failure(failure) : (RuntimeException) e;
         }
         lastWriteNanos = System.nanoTime();
         unwritten.clear();

@@ -167,7 +167,7 @@ public final class OutboxRelay implements AutoCloseable {
         this.publisher = new TimeLimitedPublisher(publisher, config.publishTimeout(), "outbox-relay-publish-" + id,
                 Traces.of(tracing));
         this.outage = new PublisherOutage(id, config.backoffBase(), config.backoffMax());
-        this.positions = new OutboxPositions(jdbi, config, sql);
+        this.positions = new OutboxPositions(dataSource, jdbi, config, sql);
         this.stats = new RelayStats(jdbi, sql, id);
         this.dispatcher = new OutboxDispatcher(positions, new RetryQueue(jdbi, config, sql), leases,
                 this.publisher, config, listener, outage, stats);
@@ -181,8 +181,13 @@ public final class OutboxRelay implements AutoCloseable {
         // Its statements bind publish errors (a broker's or webhook's reply text): never into a message.
         Jdbi jdbi = RedactedErrors.withoutArgumentsInMessages(Jdbi.create(dataSource));
         jdbi.setTemplateEngine(TemplateEngine.NOP);
-        jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) Math.max(1, config.leaseDuration().toSeconds()));
+        jdbi.getConfig(SqlStatements.class).setQueryTimeout(queryTimeoutSeconds(config));
         return jdbi;
+    }
+
+    /** The query timeout of every statement of the relay: none outlives a lease. */
+    static int queryTimeoutSeconds(OutboxRelayConfig config) {
+        return (int) Math.max(1, config.leaseDuration().toSeconds());
     }
 
     /**
@@ -196,11 +201,14 @@ public final class OutboxRelay implements AutoCloseable {
      * @throws OutboxSchemaException when the outbox table predates this relay's migrations, its id
      *         sequence caches ids (CACHE other than 1), which would break per-key order, or is behind the
      *         ids the outbox holds (a logical replica's copy); the message names the fix
+     * @throws IllegalStateException when the DataSource hands out connections with autocommit off (each
+     *         of the relay's statements is a transaction of its own); the message names the fix
      */
     public synchronized void start() {
         if (state != State.NEW) {
             throw new IllegalStateException("relay " + config.instanceId() + " was already started");
         }
+        positions.requireAutocommit();
         PoolerProbe.check(jdbi, "outbox relay " + config.instanceId());
         boolean recordsStats = schemaCheck.verify();
         leases.prepare();

@@ -52,7 +52,7 @@ class OutboxRelayFencingTest {
         Jdbi jdbi = OutboxRelay.jdbi(outbox.dataSource(), config);
         timeLimited = new TimeLimitedPublisher(zombiePublisher, config.publishTimeout(), "zombie-publish");
         RelaySql sql = new RelaySql(config.schema());
-        return new OutboxDispatcher(new OutboxPositions(jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
+        return new OutboxDispatcher(new OutboxPositions(outbox.dataSource(), jdbi, config, sql), new RetryQueue(jdbi, config, sql), leases,
                 timeLimited, config, OutboxRelayListener.NONE,
                 new PublisherOutage(config.instanceId(), config.backoffBase(), config.backoffMax()),
                 new RelayStats(jdbi, sql, config.instanceId()));

@@ -4,20 +4,50 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Pattern;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
  * What a relay checks of the outbox table before it starts: the message_id column of migration V3,
  * the insert-only outbox of V4, and an id sequence that hands out ids one at a time (CACHE 1), on
- * which per-key order rests.
+ * which per-key order rests; and of its DataSource, connections in autocommit.
  */
 @Timeout(60)
 class OutboxSchemaCheckTest {
     private static final Pattern UUID_TEXT = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+
+    @Test
+    void aRelayRefusesToStartOnConnectionsWithAutocommitOffAndSaysWhatToGiveIt() throws Exception {
+        try (OutboxFixture outbox = OutboxFixture.create("schema_autocommit")) {
+            DataSource pool = outbox.dataSource();
+            DataSource autocommitOff = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+                    new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                        Object result = method.invoke(pool, args);
+                        if (result instanceof Connection connection) {
+                            connection.setAutoCommit(false);
+                        }
+                        return result;
+                    });
+
+            IllegalStateException refused = assertThrows(IllegalStateException.class,
+                    () -> OutboxRelay.builder(autocommitOff, new RecordingPublisher("r", new PublicationLog()))
+                            .config(outbox.config("in-transactions").build()).build().start());
+
+            assertEquals("outbox relay not started: its DataSource hands out connections with autocommit off, and each of"
+                    + " the relay's statements must be a transaction of its own; give the relay a pool in autocommit"
+                    + " (HikariCP's default, autoCommit=true)", refused.getMessage());
+            assertEquals(0, outbox.number("SELECT count(*) FROM outbox_relay_partitions"), "nothing was started");
+            try (Connection connection = pool.getConnection()) {
+                assertTrue(connection.getAutoCommit(), "the pool's connection went back as it was");
+            }
+        }
+    }
 
     @Test
     void aRelayRefusesToStartWhenTheIdSequenceCachesIdsAndTheStatementItNamesFixesIt() {
