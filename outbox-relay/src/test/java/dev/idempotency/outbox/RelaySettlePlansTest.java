@@ -3,6 +3,10 @@ package dev.idempotency.outbox;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotency.jdbc.internal.JdbcStatement;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -23,16 +27,30 @@ class RelaySettlePlansTest {
     final OutboxFixture outbox = OutboxFixture.migrated();
 
     @Test
-    void movingAPagesFailuresToRetriesLooksEachEventUpByIndex() {
-        String plan = plan(new RelaySql(outbox.schema()).settlePageWithRetries, List.of("movedIds", "cursors"), query -> query
-                .bindByType("consumed", List.of("1:1:"), BoundArrays.TEXTS)
-                .bindByType("batches", List.of("1:1:"), BoundArrays.TEXTS)
-                .bindByType("movedStatuses", List.of("pending", "pending", "dead"), BoundArrays.TEXTS)
-                .bindByType("movedAttempts", List.of(1, 1, 1), BoundArrays.INTEGERS)
-                .bindByType("movedDelays", List.of(1000L, 1000L, 0L), BoundArrays.BIGINTS)
-                .bindByType("movedErrors", List.of("refused", "refused", "too large"), BoundArrays.TEXTS));
+    void movingAPagesFailuresToRetriesLooksEachEventUpByIndex() throws Exception {
+        // Bound on plain JDBC, as OutboxPositions binds it.
+        JdbcStatement explain = JdbcStatement.of("EXPLAIN " + new RelaySql(outbox.schema()).settlePageWithRetries);
+        List<String> plan = new ArrayList<>();
+        try (Connection connection = outbox.dataSource().getConnection(); JdbcStatement.Call call = explain.on(connection)) {
+            call.text("instance", "relay-a").integer("partitions", 16).uuid("server", UUID.randomUUID())
+                    .integerArray("partitionNos", List.of(0, 1, 2))
+                    .bigintArray("epochs", List.of(1L, 1L, 1L))
+                    .textArray("consumed", List.of("1:1:"))
+                    .textArray("batches", List.of("1:1:"))
+                    .bigintArray("cursors", List.of(11L, 12L, 13L))
+                    .bigintArray("movedIds", List.of(11L, 12L, 13L))
+                    .textArray("movedStatuses", List.of("pending", "pending", "dead"))
+                    .integerArray("movedAttempts", List.of(1, 1, 1))
+                    .bigintArray("movedDelays", List.of(1000L, 1000L, 0L))
+                    .textArray("movedErrors", List.of("refused", "refused", "too large"));
+            try (ResultSet rows = call.executeAll()) {
+                while (rows.next()) {
+                    plan.add(rows.getString(1));
+                }
+            }
+        }
 
-        assertLooksUpByIndex(plan, "outbox_events", "outbox_events_0_pkey");
+        assertLooksUpByIndex(String.join("\n", plan), "outbox_events", "outbox_events_0_pkey");
     }
 
     @Test
@@ -51,7 +69,7 @@ class RelaySettlePlansTest {
         assertTrue(plan.contains("Index Scan using " + index), plan);
     }
 
-    /** The plan of {@code statement} on the fixture's new, never analyzed tables, for three events. */
+    /** The plan of {@code statement} bound with Jdbi, as RetryQueue binds it, on the new tables, for three events. */
     private String plan(String statement, List<String> idArrays, Consumer<Query> binds) {
         return Jdbi.create(outbox.dataSource()).withHandle(h -> {
             var query = h.createQuery("EXPLAIN " + statement)
