@@ -1,7 +1,9 @@
 package dev.idempotency.outbox;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -15,8 +17,10 @@ record ConsumedSnapshots(String xmax, List<String> xip) {
     static ConsumedSnapshots of(String[] snapshots) {
         long lowestXmax = Long.MAX_VALUE;
         List<long[]> inProgress = new ArrayList<>();
+        // Partitions that finished the same batch share one snapshot: each distinct one is parsed once.
+        Set<String> parsed = new HashSet<>();
         for (String snapshot : snapshots) {
-            if (snapshot == null) {
+            if (snapshot == null || !parsed.add(snapshot)) {
                 continue;
             }
             String[] parts = snapshot.split(":", -1);

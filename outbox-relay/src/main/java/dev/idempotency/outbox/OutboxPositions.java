@@ -547,10 +547,16 @@ final class OutboxPositions {
                 known.putIfAbsent(p, position);
             }
         });
-        List<Integer> missing = leases.keySet().stream().filter(p -> !known.containsKey(p)).sorted().toList();
-        if (missing.isEmpty()) {
-            return;
+        List<Integer> missing = new ArrayList<>();
+        for (Integer p : leases.keySet()) {
+            if (!known.containsKey(p)) {
+                missing.add(p);
+            }
         }
+        if (missing.isEmpty()) {
+            return; // as at almost every read: a loop, not a stream, for what runs up to a hundred times a second
+        }
+        missing.sort(null);
         jdbi.useHandle(h -> h.createQuery(positionsSql)
                 .bindByType("partitionNos", missing, BoundArrays.INTEGERS)
                 .map((rs, ctx) -> {

@@ -73,8 +73,13 @@ public record OutboxEvent(long id, String messageId, String tenant, String topic
     // Every publisher puts the id in a header field (HTTP, AMQP short string, NATS): printable ASCII fits all.
     private static void requireMessageId(String messageId) {
         Objects.requireNonNull(messageId, "messageId");
-        if (messageId.isEmpty() || messageId.length() > MAX_MESSAGE_ID_LENGTH
-                || !messageId.chars().allMatch(c -> c > 0x20 && c < 0x7F)) {
+        boolean printable = !messageId.isEmpty() && messageId.length() <= MAX_MESSAGE_ID_LENGTH;
+        // A loop, not a stream: a relay checks every event it reads.
+        for (int i = 0; printable && i < messageId.length(); i++) {
+            char c = messageId.charAt(i);
+            printable = c > 0x20 && c < 0x7F;
+        }
+        if (!printable) {
             throw new IllegalArgumentException("messageId must be 1 to " + MAX_MESSAGE_ID_LENGTH
                     + " printable ASCII characters without spaces");
         }
