@@ -68,6 +68,10 @@ final class OutboxPositions {
         static final Page NONE = new Page(null, Map.of(), List.of(), false, 0, Map.of(), false);
     }
 
+    private static final String AUTOCOMMIT_OFF = "its DataSource hands out connections with autocommit off, and each of"
+            + " the relay's statements must be a transaction of its own; give the relay a pool in autocommit (HikariCP's"
+            + " default, autoCommit=true)";
+
     private final Jdbi jdbi;
     private final DataSource dataSource;
     /** Jdbi's query timeout for every other statement of the relay ({@link OutboxRelay#jdbi}): none outlives a lease. */
@@ -302,8 +306,10 @@ final class OutboxPositions {
 
     /** Fails, naming the fix, unless the relay's DataSource hands out connections in autocommit (see {@link #autocommit}). */
     void requireAutocommit() {
-        try {
-            autocommit(dataSource.getConnection()).close();
+        try (Connection connection = dataSource.getConnection()) {
+            if (!connection.getAutoCommit()) {
+                throw new IllegalStateException("outbox relay not started: " + AUTOCOMMIT_OFF);
+            }
         } catch (SQLException e) {
             throw JdbcStatement.failure(e);
         }
@@ -316,9 +322,7 @@ final class OutboxPositions {
     private static Connection autocommit(Connection connection) throws SQLException {
         if (!connection.getAutoCommit()) {
             connection.close();
-            throw new IllegalStateException("outbox relay not started: its DataSource hands out connections with"
-                    + " autocommit off, and each of the relay's statements must be a transaction of its own; give the"
-                    + " relay a pool in autocommit (HikariCP's default, autoCommit=true)");
+            throw new IllegalStateException("outbox relay: " + AUTOCOMMIT_OFF);
         }
         return connection;
     }
