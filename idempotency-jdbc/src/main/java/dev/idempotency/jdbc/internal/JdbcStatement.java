@@ -116,25 +116,20 @@ public final class JdbcStatement {
          * createArrayOf would look the type up and build a PgArray first, per array and per call.
          */
         public Call textArray(String name, List<String> values) throws SQLException {
-            String[] array = values.toArray(new String[0]);
-            for (int index : at(name)) {
-                statement.setObject(index, array);
-            }
-            return this;
+            return array(name, values.toArray(new String[0]));
         }
 
         /** Binds a {@code bigint[]}; null elements stay NULL (pgjdbc encodes a {@code Long[]} as int8[] itself). */
         public Call bigintArray(String name, List<Long> values) throws SQLException {
-            Long[] array = values.toArray(new Long[0]);
-            for (int index : at(name)) {
-                statement.setObject(index, array);
-            }
-            return this;
+            return array(name, values.toArray(new Long[0]));
         }
 
         /** Binds an {@code int[]}; null elements stay NULL (pgjdbc encodes an {@code Integer[]} as int4[] itself). */
         public Call integerArray(String name, List<Integer> values) throws SQLException {
-            Integer[] array = values.toArray(new Integer[0]);
+            return array(name, values.toArray(new Integer[0]));
+        }
+
+        private Call array(String name, Object[] array) throws SQLException {
             for (int index : at(name)) {
                 statement.setObject(index, array);
             }
