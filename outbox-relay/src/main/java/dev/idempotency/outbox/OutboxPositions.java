@@ -230,7 +230,7 @@ final class OutboxPositions {
      * Thread-safe: reads only this object's final fields.
      */
     Fetched fetch(ReadAhead plan) {
-        List<EventRow> rows = readEvents(diffPageByIndex, pageQuery(plan.group(), plan.server()), ReadKind.BY_INDEX, null);
+        List<EventRow> rows = run(diffPageByIndex, Sending.BY_INDEX, pageQuery(plan.group(), plan.server()), EventRow::read);
         return new Fetched(rows, System.nanoTime());
     }
 
@@ -273,8 +273,14 @@ final class OutboxPositions {
                 .integer("limit", batchSize + 1);
         // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
         // values (a sequential scan) is the right one, and planning is small beside a full page.
-        List<EventRow> rows = backlog ? readEvents(diffStart, bind, ReadKind.PLANNED_AT_EACH_CALL, hi)
-                : readEvents(diffStartByIndex, bind, ReadKind.BY_INDEX, hi);
+        JdbcStatement.RowReader<EventRow> rowsAndHi = rs -> {
+            if (hi[0] == null) {
+                hi[0] = rs.getString("hi");
+            }
+            return EventRow.read(rs);
+        };
+        List<EventRow> rows = backlog ? run(diffStart, Sending.PLANNED_AT_EACH_CALL, bind, rowsAndHi)
+                : run(diffStartByIndex, Sending.BY_INDEX, bind, rowsAndHi);
         // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
         return rows.isEmpty() ? Page.NONE : page(hi[0], group, rows, leases, false, System.nanoTime());
     }
@@ -282,7 +288,7 @@ final class OutboxPositions {
     /** The next page of a batch under way, for partitions at the same snapshot and cursor. */
     private Page nextPage(Map<Integer, Position> group, Map<Integer, Long> leases) {
         String hi = group.values().iterator().next().batch();
-        List<EventRow> rows = readEvents(diffPageByIndex, pageQuery(group, server), ReadKind.BY_INDEX, null);
+        List<EventRow> rows = run(diffPageByIndex, Sending.BY_INDEX, pageQuery(group, server), EventRow::read);
         return page(hi, group, rows, leases, true, System.nanoTime());
     }
 
@@ -306,10 +312,8 @@ final class OutboxPositions {
 
     /** Fails, naming the fix, unless the relay's DataSource hands out connections in autocommit (see {@link #autocommit}). */
     void requireAutocommit() {
-        try (Connection connection = dataSource.getConnection()) {
-            if (!connection.getAutoCommit()) {
-                throw new IllegalStateException("outbox relay not started: " + AUTOCOMMIT_OFF);
-            }
+        try {
+            autocommit(dataSource.getConnection(), "outbox relay not started: ").close();
         } catch (SQLException e) {
             throw JdbcStatement.failure(e);
         }
@@ -317,53 +321,57 @@ final class OutboxPositions {
 
     /**
      * {@code connection}, which must be in autocommit: each statement of the relay is its own transaction (a
-     * position written in one left open would be rolled back when the pool takes the connection back).
+     * position written in one left open would be rolled back when the pool takes the connection back). Else
+     * closes it and fails with a message that starts with {@code context}.
      */
-    private static Connection autocommit(Connection connection) throws SQLException {
+    private static Connection autocommit(Connection connection, String context) throws SQLException {
         if (!connection.getAutoCommit()) {
             connection.close();
-            throw new IllegalStateException("outbox relay: " + AUTOCOMMIT_OFF);
+            throw new IllegalStateException(context + AUTOCOMMIT_OFF);
         }
         return connection;
     }
 
-    /** How a read of events is sent. */
-    private enum ReadKind {
+    /** How a statement of the publish path is sent, and which of its results holds its rows. */
+    private enum Sending {
+        /** As it is, under a plan PostgreSQL may cache; its rows are its first result. */
+        PLAIN,
         /**
          * After {@link RelaySql#INDEX_READS} in one statement string, so the plan PostgreSQL caches uses the
          * outbox's indexes whatever a generation's statistics say, in one round trip and no transaction of the
          * relay's own; the rows are the string's second result.
          */
         BY_INDEX,
-        /** Unnamed, so PostgreSQL plans it at each call for the sizes of that moment ({@link PlannedAtEachCall}). */
+        /**
+         * Unnamed, so PostgreSQL plans it at each call for the sizes of that moment ({@link PlannedAtEachCall});
+         * its rows are its first result.
+         */
         PLANNED_AT_EACH_CALL
     }
 
     /**
-     * Runs a read of events on a connection of its own (autocommit: one statement's snapshot); stores the
-     * first row's {@code hi} column in {@code hi[0]} when {@code hi} is given. Thread-safe: touches only
-     * final fields.
+     * Runs a statement of the publish path on a connection of its own (autocommit: one statement, one
+     * transaction), with the relay's query timeout; returns its rows, each read by {@code reader}.
+     * Thread-safe: touches only final fields.
      */
-    private List<EventRow> readEvents(JdbcStatement read, JdbcStatement.Binding bind, ReadKind kind, String[] hi) {
-        try (Connection connection = autocommit(dataSource.getConnection()); JdbcStatement.Call call = read.on(connection)) {
+    private <R> List<R> run(JdbcStatement statement, Sending sending, JdbcStatement.Binding bind, JdbcStatement.RowReader<R> reader) {
+        try (Connection connection = autocommit(dataSource.getConnection(), "outbox relay: ");
+             JdbcStatement.Call call = statement.on(connection)) {
             call.timeout(queryTimeoutSeconds);
-            if (kind == ReadKind.PLANNED_AT_EACH_CALL) {
+            if (sending == Sending.PLANNED_AT_EACH_CALL) {
                 call.plannedAtEachCall();
             }
             bind.bind(call);
             ResultSet first = call.executeAll();
-            try (ResultSet rows = kind == ReadKind.BY_INDEX ? call.nextRows() : first) {
+            try (ResultSet rows = sending == Sending.BY_INDEX ? call.nextRows() : first) {
                 if (rows == null) {
                     throw new IllegalStateException("a read sent after " + RelaySql.INDEX_READS + " returned no rows of its own");
                 }
-                List<EventRow> events = new ArrayList<>();
+                List<R> read = new ArrayList<>();
                 while (rows.next()) {
-                    if (hi != null && events.isEmpty()) {
-                        hi[0] = rows.getString("hi");
-                    }
-                    events.add(EventRow.read(rows));
+                    read.add(reader.read(rows));
                 }
-                return events;
+                return read;
             }
         } catch (SQLException e) {
             throw JdbcStatement.failure(e);
@@ -491,32 +499,27 @@ final class OutboxPositions {
             batches.add(position.batch());
             cursors.add(position.cursor());
         });
-        List<Integer> held = new ArrayList<>();
-        // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
-        JdbcStatement settle = moved.ids.isEmpty() ? settlePage : settlePageWithRetries;
-        try (Connection connection = autocommit(dataSource.getConnection()); JdbcStatement.Call call = settle.on(connection)) {
-            call.timeout(queryTimeoutSeconds)
-                    .text("instance", instanceId)
-                    .integerArray("partitionNos", List.copyOf(claimed.keySet()))
-                    .bigintArray("epochs", List.copyOf(claimed.values()))
-                    .textArray("consumed", consumed)
-                    .textArray("batches", batches)
-                    .bigintArray("cursors", cursors)
-                    .uuid("server", server);
-            if (!moved.ids.isEmpty()) {
-                call.integer("partitions", partitions)
-                        .bigintArray("movedIds", moved.ids)
-                        .textArray("movedStatuses", moved.statuses)
-                        .integerArray("movedAttempts", moved.attempts)
-                        .bigintArray("movedDelays", moved.delays)
-                        .textArray("movedErrors", moved.errors);
-            }
-            try (ResultSet rows = call.executeAll()) {
-                while (rows.next()) {
-                    held.add(rows.getInt(1));
+        List<Integer> held;
+        try {
+            // Two statements, so that the common one (nothing failed) keeps a cached plan of its own.
+            held = run(moved.ids.isEmpty() ? settlePage : settlePageWithRetries, Sending.PLAIN, call -> {
+                call.text("instance", instanceId)
+                        .integerArray("partitionNos", List.copyOf(claimed.keySet()))
+                        .bigintArray("epochs", List.copyOf(claimed.values()))
+                        .textArray("consumed", consumed)
+                        .textArray("batches", batches)
+                        .bigintArray("cursors", cursors)
+                        .uuid("server", server);
+                if (!moved.ids.isEmpty()) {
+                    call.integer("partitions", partitions)
+                            .bigintArray("movedIds", moved.ids)
+                            .textArray("movedStatuses", moved.statuses)
+                            .integerArray("movedAttempts", moved.attempts)
+                            .bigintArray("movedDelays", moved.delays)
+                            .textArray("movedErrors", moved.errors);
                 }
-            }
-        } catch (SQLException | RuntimeException e) {
+            }, rows -> rows.getInt(1));
+        } catch (RuntimeException e) {
             known.keySet().removeAll(unwritten.keySet());
             unwritten.clear();
             if (ServerHistory.serverChanged(e)) {
@@ -524,7 +527,7 @@ final class OutboxPositions {
                 forgetOnServerChange();
                 return Map.of();
             }
-            throw e instanceof SQLException failure ? JdbcStatement.failure(failure) : (RuntimeException) e;
+            throw e;
         }
         lastWriteNanos = System.nanoTime();
         unwritten.clear();
