@@ -82,15 +82,9 @@ public final class JdbcStatement {
             return this;
         }
 
+        /** Binds a {@code bigint}, or NULL. */
         public Call bigint(String name, Long value) throws SQLException {
-            for (int index : at(name)) {
-                if (value == null) {
-                    statement.setNull(index, Types.BIGINT);
-                } else {
-                    statement.setLong(index, value);
-                }
-            }
-            return this;
+            return typed(name, value, Types.BIGINT);
         }
 
         public Call integer(String name, int value) throws SQLException {
@@ -100,15 +94,9 @@ public final class JdbcStatement {
             return this;
         }
 
+        /** Binds a {@code double precision}, or NULL. */
         public Call number(String name, Double value) throws SQLException {
-            for (int index : at(name)) {
-                if (value == null) {
-                    statement.setNull(index, Types.DOUBLE);
-                } else {
-                    statement.setDouble(index, value);
-                }
-            }
-            return this;
+            return typed(name, value, Types.DOUBLE);
         }
 
         /**
@@ -138,8 +126,13 @@ public final class JdbcStatement {
 
         /** Binds a {@code uuid}, or NULL. */
         public Call uuid(String name, UUID value) throws SQLException {
+            return typed(name, value, Types.OTHER);
+        }
+
+        /** Binds {@code value} as {@code sqlType}; pgjdbc sends a null as NULL of that type, and a value through its own setter. */
+        private Call typed(String name, Object value, int sqlType) throws SQLException {
             for (int index : at(name)) {
-                statement.setObject(index, value, Types.OTHER);
+                statement.setObject(index, value, sqlType);
             }
             return this;
         }
