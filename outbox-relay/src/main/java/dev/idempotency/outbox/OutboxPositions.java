@@ -271,14 +271,14 @@ final class OutboxPositions {
                 .textArray("xip", bounds.xip())
                 .uuid("server", serverToken)
                 .integer("limit", batchSize + 1);
-        // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
-        // values (a sequential scan) is the right one, and planning is small beside a full page.
         JdbcStatement.RowReader<EventRow> rowsAndHi = rs -> {
             if (hi[0] == null) {
                 hi[0] = rs.getString("hi");
             }
             return EventRow.read(rs);
         };
+        // Behind a backlog the candidates may be most of a generation, where PostgreSQL's plan for this call's
+        // values (a sequential scan) is the right one, and planning is small beside a full page.
         List<EventRow> rows = backlog ? run(diffStart, Sending.PLANNED_AT_EACH_CALL, bind, rowsAndHi)
                 : run(diffStartByIndex, Sending.BY_INDEX, bind, rowsAndHi);
         // An empty difference needs no write: the consumed snapshot stays, and the next one is still exact.
