@@ -114,6 +114,10 @@ public final class BenchmarkMain implements Callable<Integer> {
     @Option(names = "--relay-partitions", defaultValue = "32", description = "Relay virtual partitions (default: ${DEFAULT-VALUE}).")
     int relayPartitions;
 
+    @Option(names = "--relay-linger-ms",
+            description = "Relay linger in milliseconds, 0 to 1000 (default: the library's, OutboxRelayConfig.linger).")
+    Integer relayLingerMs;
+
     @Option(names = "--latency-rate", defaultValue = "2000",
             description = "Events per second committed in the relay latency section (default: ${DEFAULT-VALUE}).")
     int latencyRate;
@@ -193,7 +197,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 .stormCallers(stormCallers).sweeperRows(sweeperRows).jdbcUrl(jdbcUrl).dbUser(dbUser).dbPassword(dbPassword)
                 .redisUri(redisUrl).pgbouncerUrl(pgbouncerUrl).pgbenchExecutable(pgbench).callerThreads(callerThreads).markdown(markdown).commandLine(commandLine())
                 .relay(RelayBenchSettings.builder().events(relayEvents).peerEvents(peerEvents).costEvents(relayCostEvents).partitionKeys(relayKeys)
-                        .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions)
+                        .batchSize(relayBatchSize).eventsPerKey(relayEventsPerKey).partitions(relayPartitions).lingerMillis(relayLingerMs)
                         .latencyRate(latencyRate).natsUrl(natsUrl).brokerEvents(brokerEvents).rabbitMqUrl(rabbitMqUrl)
                         .brokers(brokers).consumerMessages(consumerMessages).build())
                 .build();

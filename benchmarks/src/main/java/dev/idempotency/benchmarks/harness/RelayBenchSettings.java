@@ -22,6 +22,7 @@ public final class RelayBenchSettings {
     private final int batchSize;
     private final int eventsPerKey;
     private final int partitions;
+    private final Integer lingerMillis;
     private final int latencyRate;
     private final String natsUrl;
     private final int brokerEvents;
@@ -37,6 +38,7 @@ public final class RelayBenchSettings {
         this.batchSize = b.batchSize;
         this.eventsPerKey = b.eventsPerKey;
         this.partitions = b.partitions;
+        this.lingerMillis = b.lingerMillis;
         this.latencyRate = b.latencyRate;
         this.natsUrl = b.natsUrl;
         this.brokerEvents = b.brokerEvents;
@@ -84,6 +86,11 @@ public final class RelayBenchSettings {
         return partitions;
     }
 
+    /** The relays' linger in milliseconds, or null for the library's default. */
+    public Integer lingerMillis() {
+        return lingerMillis;
+    }
+
     /** Events per second the latency section commits, paced open-loop. */
     public int latencyRate() {
         return latencyRate;
@@ -123,6 +130,7 @@ public final class RelayBenchSettings {
         private int batchSize = 1_000;
         private int eventsPerKey = 10;
         private int partitions = 32;
+        private Integer lingerMillis;
         private int latencyRate = 2_000;
         private String natsUrl = "nats://127.0.0.1:4222";
         private int brokerEvents = 100_000;
@@ -173,6 +181,12 @@ public final class RelayBenchSettings {
             return this;
         }
 
+        /** Null keeps the library's default. */
+        public Builder lingerMillis(Integer lingerMillis) {
+            this.lingerMillis = lingerMillis;
+            return this;
+        }
+
         public Builder latencyRate(int latencyRate) {
             this.latencyRate = latencyRate;
             return this;
@@ -206,6 +220,9 @@ public final class RelayBenchSettings {
             requireBetween("relayBatchSize", batchSize, 1, 10_000);
             requireBetween("relayEventsPerKey", eventsPerKey, 1, batchSize);
             requireBetween("relayPartitions", partitions, 1, 4096);
+            if (lingerMillis != null) {
+                requireBetween("relayLingerMs", lingerMillis, 0, 1_000);
+            }
             requireBetween("latencyRate", latencyRate, 1, 100_000);
             requireBetween("consumerMessages", consumerMessages, 1, 10_000_000);
             URI nats;

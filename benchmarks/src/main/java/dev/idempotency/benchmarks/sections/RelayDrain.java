@@ -10,6 +10,7 @@ import dev.idempotency.core.tracing.Tracing;
 import dev.idempotency.outbox.OutboxBacklog;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayConfig;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,14 +83,17 @@ final class RelayDrain {
     /** {@link #config(BenchmarkRun, String)}, reading the next page ahead or not. */
     static OutboxRelayConfig config(BenchmarkRun run, String instanceId, boolean readAhead) {
         RelayBenchSettings relay = run.settings().relay();
-        return OutboxRelayConfig.builder()
+        OutboxRelayConfig.Builder config = OutboxRelayConfig.builder()
                 .schema(run.database().schema())
                 .instanceId(instanceId)
                 .partitions(relay.partitions())
                 .batchSize(relay.batchSize())
                 .maxEventsPerKey(relay.eventsPerKey())
-                .readAhead(readAhead)
-                .build();
+                .readAhead(readAhead);
+        if (relay.lingerMillis() != null) {
+            config.linger(Duration.ofMillis(relay.lingerMillis()));
+        }
+        return config.build();
     }
 
     /**

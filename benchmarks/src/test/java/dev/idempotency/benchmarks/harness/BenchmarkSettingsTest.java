@@ -43,6 +43,15 @@ class BenchmarkSettingsTest {
         assertMessage("callerThreads", BenchmarkSettings.builder().callerThreads("green"));
         assertMessage("pgbouncerUrl", BenchmarkSettings.builder().sections(List.of("pgbouncer")));
         assertMessage("pgbouncerUrl", BenchmarkSettings.builder().pgbouncerUrl("postgres://127.0.0.1:6432/test"));
+        IllegalArgumentException linger = assertThrows(IllegalArgumentException.class,
+                () -> RelayBenchSettings.builder().lingerMillis(1_001).build());
+        assertTrue(linger.getMessage().startsWith("relayLingerMs"), linger.getMessage());
+    }
+
+    @Test
+    void relaysKeepTheLibrarysLingerUnlessOneIsGiven() {
+        assertEquals(null, RelayBenchSettings.builder().build().lingerMillis());
+        assertEquals(25, RelayBenchSettings.builder().lingerMillis(25).build().lingerMillis());
     }
 
     @Test
