@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -119,16 +120,22 @@ public final class BenchmarkRun {
      * The medians of cells compared with each other, measured in rounds: each round measures every
      * cell not measured before in this run, once, from emptied tables, so a change of the shared
      * machine's speed during the run falls on all of them alike instead of on whichever came last.
-     * Returned in the order given; cached like {@link #cell}.
+     * Each round starts one cell further along the list (A B, then B A), so that no cell always runs
+     * first: in a fixed order, the second of two identical executor cells made 1.05 and 1.10 of the
+     * first (2026-12-07, two runs of 5 rounds), as much as some differences measured. Returned in the
+     * order given; cached like {@link #cell}.
      */
     public List<Measurement> interleaved(List<Cell> group) throws Exception {
         List<Cell> fresh = group.stream().filter(c -> !cells.containsKey(c.key())).toList();
         Map<String, List<Measurement>> runs = new HashMap<>();
         for (int i = 1; i <= settings.repeat(); i++) {
-            for (Cell cell : fresh) {
+            for (Cell cell : roundOrder(fresh, i)) {
                 log.info("measuring {} with {} caller(s), run {} of {}", cell.name(), cell.callers(), i, settings.repeat());
                 database.reset();
                 Measurement m = cell.body().measure();
+                log.info("{} with {} caller(s), run {} of {}: {} ops/s, p50 {} ms", cell.name(), cell.callers(), i,
+                        settings.repeat(), String.format(Locale.ROOT, "%.0f", m.opsPerSecond()),
+                        String.format(Locale.ROOT, "%.3f", m.p50Millis()));
                 if (m.errors() > 0) {
                     log.warn("{} with {} caller(s): {} errors, the first: {}", cell.name(), cell.callers(), m.errors(),
                             m.firstError());
@@ -138,6 +145,17 @@ public final class BenchmarkRun {
         }
         runs.forEach((key, measured) -> cells.put(key, Measurement.median(measured)));
         return group.stream().map(c -> cells.get(c.key())).toList();
+    }
+
+    /** The cells of round {@code round} (from 1): the list rotated to start at its {@code (round - 1)}-th cell. */
+    static <T> List<T> roundOrder(List<T> cells, int round) {
+        if (cells.isEmpty()) {
+            return cells;
+        }
+        int start = (round - 1) % cells.size();
+        List<T> order = new ArrayList<>(cells.subList(start, cells.size()));
+        order.addAll(cells.subList(0, start));
+        return order;
     }
 
     /**

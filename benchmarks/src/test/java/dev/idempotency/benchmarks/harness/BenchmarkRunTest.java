@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class BenchmarkRunTest {
 
     @Test
-    void cellsOfDifferentSectionsAreMeasuredInTheSameRoundsAndSharedCellsOnce() throws Exception {
+    void cellsOfDifferentSectionsAreMeasuredInTheSameRoundsEachStartingOneCellFurtherAndSharedCellsOnce() throws Exception {
         TestDatabase server = TestDatabase.get();
         BenchmarkSettings settings = BenchmarkSettings.builder().jdbcUrl(server.url()).dbUser(server.user())
                 .dbPassword(server.password()).callers(List.of(1, 2)).repeat(2).build();
@@ -34,8 +34,8 @@ class BenchmarkRunTest {
         }
 
         assertEquals(List.of(
-                "executor @ 1", "pgbench @ 1", "redis @ 1", "executor @ 1", "pgbench @ 1", "redis @ 1",
-                "executor @ 2", "pgbench @ 2", "redis @ 2", "executor @ 2", "pgbench @ 2", "redis @ 2"), measured);
+                "executor @ 1", "pgbench @ 1", "redis @ 1", "pgbench @ 1", "redis @ 1", "executor @ 1",
+                "executor @ 2", "pgbench @ 2", "redis @ 2", "pgbench @ 2", "redis @ 2", "executor @ 2"), measured);
     }
 
     private static BenchmarkRun.Cell cell(String name, int callers, List<String> measured) {
