@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks.harness;
 import dev.idempotency.core.IdempotencyConfig;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -149,12 +150,8 @@ public final class BenchmarkRun {
 
     /** The cells of round {@code round} (from 1): the list rotated to start at its {@code (round - 1)}-th cell. */
     static <T> List<T> roundOrder(List<T> cells, int round) {
-        if (cells.isEmpty()) {
-            return cells;
-        }
-        int start = (round - 1) % cells.size();
-        List<T> order = new ArrayList<>(cells.subList(start, cells.size()));
-        order.addAll(cells.subList(0, start));
+        List<T> order = new ArrayList<>(cells);
+        Collections.rotate(order, 1 - round);
         return order;
     }
 
