@@ -151,7 +151,9 @@ public final class OutboxRelayConfig {
      * Least time from the start of one read to the next while the relay keeps up with a steady stream
      * (its last page reached the end of what was committed): events gather for a page of several
      * instead of one read per commit, and a {@link OutboxRelay#wakeUp()} does not cut it short. It adds
-     * at most this to an event's commit-to-publish time; zero reads again at once.
+     * at most this to an event's commit-to-publish time; zero reads again at once. Longer means fewer
+     * reads: beside writers that keep the database's CPU busy, 50 ms gave them back what a relay at the
+     * default cost them (docs/operations.md, "Latency or the writers' throughput").
      */
     public Duration linger() {
         return linger;
