@@ -35,7 +35,7 @@ class IdempotencyMigrationsTest {
     void createsTheKeysAndOutboxTablesInTheNamedSchema() throws SQLException {
         MigrateResult result = IdempotencyMigrations.migrate(schema.dataSource(), schema.name());
 
-        assertEquals(11, result.migrationsExecuted, "V1 to V11");
+        assertEquals(12, result.migrationsExecuted, "V1 to V12");
         assertEquals(ALL_TABLES, tables());
     }
 
