@@ -14,7 +14,14 @@ final class FirstColumn {
     }
 
     static List<String> of(DataSource dataSource, String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            return of(s, sql);
+        }
+    }
+
+    /** On {@code statement}'s session, for a test whose session settings matter. */
+    static List<String> of(Statement statement, String sql) throws SQLException {
+        try (ResultSet rs = statement.executeQuery(sql)) {
             List<String> values = new ArrayList<>();
             while (rs.next()) {
                 values.add(rs.getString(1));

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.idempotency.testing.MigratedSchema;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
 import java.sql.Statement;
@@ -30,34 +29,32 @@ class ServerCheckPlannedOnceMigrationTest {
     @Test
     void aSessionMixingSequentialScansOnAndOffPlansTheServerCheckOnce() throws SQLException {
         try (Connection connection = schema.dataSource().getConnection(); Statement statement = connection.createStatement()) {
-            assumeTrue(firstBoolean(statement, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"),
-                    "log_planner_stats can only be set by a superuser");
-            String token = first(statement, "INSERT INTO outbox_relay_server DEFAULT VALUES RETURNING token::text");
+            List<String> superuser = FirstColumn.of(statement, "SELECT rolsuper::text FROM pg_roles WHERE rolname = current_user");
+            assumeTrue(List.of("true").equals(superuser), "log_planner_stats can only be set by a superuser");
+            String token = FirstColumn.of(statement, "INSERT INTO outbox_relay_server DEFAULT VALUES RETURNING token::text").get(0);
             String calls = "SELECT count(outbox_require_server('" + token + "')) FROM generate_series(1, " + CALLS_PER_STATEMENT + ")";
             statement.execute("SET client_min_messages = log");
             statement.execute("SET log_planner_stats = on");
 
             plannings(statement, calls); // a write's call: sequential scans allowed
             statement.execute("SET enable_seqscan = off"); // then the reads' calls
-            List<Integer> plannings = new ArrayList<>();
+            List<Integer> perStatement = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
-                plannings.add(plannings(statement, calls));
+                perStatement.add(plannings(statement, calls));
             }
 
             // Each statement is planned itself (unprepared); the check inside it no more after its first calls.
-            assertTrue(plannings.subList(2, plannings.size()).stream().allMatch(count -> count <= 1),
-                    "plannings per statement of " + CALLS_PER_STATEMENT + " checks: " + plannings);
+            assertTrue(perStatement.subList(2, perStatement.size()).stream().allMatch(count -> count <= 1),
+                    "plannings per statement of " + CALLS_PER_STATEMENT + " checks: " + perStatement);
             statement.execute("RESET enable_seqscan");
-            assertEquals(String.valueOf(CALLS_PER_STATEMENT), first(statement, calls), "every check passes");
+            assertEquals(List.of(String.valueOf(CALLS_PER_STATEMENT)), FirstColumn.of(statement, calls), "every check passes");
         }
     }
 
     /** Runs {@code sql} and counts the plannings PostgreSQL reported for it. */
     private static int plannings(Statement statement, String sql) throws SQLException {
         statement.clearWarnings();
-        try (ResultSet rows = statement.executeQuery(sql)) {
-            rows.next();
-        }
+        FirstColumn.of(statement, sql);
         int count = 0;
         for (SQLWarning warning = statement.getWarnings(); warning != null; warning = warning.getNextWarning()) {
             if (warning.getMessage().contains("PLANNER STATISTICS")) {
@@ -65,19 +62,5 @@ class ServerCheckPlannedOnceMigrationTest {
             }
         }
         return count;
-    }
-
-    private static String first(Statement statement, String sql) throws SQLException {
-        try (ResultSet rows = statement.executeQuery(sql)) {
-            rows.next();
-            return rows.getString(1);
-        }
-    }
-
-    private static boolean firstBoolean(Statement statement, String sql) throws SQLException {
-        try (ResultSet rows = statement.executeQuery(sql)) {
-            rows.next();
-            return rows.getBoolean(1);
-        }
     }
 }
