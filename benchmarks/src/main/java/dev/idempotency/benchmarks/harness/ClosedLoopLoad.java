@@ -148,7 +148,8 @@ public final class ClosedLoopLoad {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    private static boolean callOnce(Call call, AtomicLong errors, AtomicReference<String> firstError) {
+    /** Runs {@code call} once: true when it returned, false (counted in {@code errors}) when it threw. */
+    static boolean callOnce(Call call, AtomicLong errors, AtomicReference<String> firstError) {
         try {
             call.run();
             return true;

@@ -70,6 +70,7 @@ final class RelayCost implements Section {
         Measurement withRelay = writers.get(1);
         rows.add(ResultRow.of(TITLE, PaymentCalls.EXECUTOR_CELL + ", no relay", WRITERS, alone));
         rows.add(writersRow(run, WITH_RELAY_CELL, withRelay, alone));
+        rows.add(RelayOnOffSlices.measure(run));
 
         int events = run.settings().relay().costEvents();
         DrainCost cost = drainCost(run, events);
