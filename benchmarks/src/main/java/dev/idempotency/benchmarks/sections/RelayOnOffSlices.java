@@ -75,36 +75,33 @@ final class RelayOnOffSlices {
             };
             // The warm-up runs with the relay, so the JIT has compiled the writers' code and the relay's together.
             startRelay.run();
-            SlicedLoad.Result load;
-            try {
-                load = SlicedLoad.run("executor-relay-slices", RelayCost.WRITERS, run.settings().callerThreads(),
-                        run.warmup(CELL), run.settings().window(), slices,
-                        () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()),
-                        next -> {
-                            RelayCpu ended = cpu.getAndSet(null);
-                            if (ended != null) {
-                                shares.add(ended.read());
+            SlicedLoad.Result load = SlicedLoad.run("executor-relay-slices", RelayCost.WRITERS, run.settings().callerThreads(),
+                    run.warmup(CELL), run.settings().window(), slices,
+                    () -> PaymentCalls.executorCall(executor, insertPayment, PaymentCalls.freshKey()),
+                    next -> {
+                        RelayCpu ended = cpu.getAndSet(null);
+                        if (ended != null) {
+                            shares.add(ended.read());
+                        }
+                        if (next == slices) {
+                            return;
+                        }
+                        boolean on = withRelay(next);
+                        log.info("slice {} of {}: {}", next + 1, slices, on ? "with the relay" : "without the relay");
+                        if (!on && relay.get() != null) {
+                            relay.getAndSet(null).stop();
+                        }
+                        if (on) {
+                            cpu.set(RelayCpu.start(name -> name.startsWith("outbox-relay-") && name.endsWith("-" + INSTANCE),
+                                    RELAY_POOL, monitorPool));
+                            if (relay.get() == null) {
+                                startRelay.run();
                             }
-                            if (next == slices) {
-                                return;
-                            }
-                            boolean on = withRelay(next);
-                            log.info("slice {} of {}: {}", next + 1, slices, on ? "with the relay" : "without the relay");
-                            if (!on && relay.get() != null) {
-                                relay.getAndSet(null).stop();
-                            }
-                            if (on) {
-                                cpu.set(RelayCpu.start(name -> name.startsWith("outbox-relay-") && name.endsWith("-" + INSTANCE),
-                                        RELAY_POOL, monitorPool));
-                                if (relay.get() == null) {
-                                    startRelay.run();
-                                }
-                            }
-                        });
-            } finally {
-                if (relay.get() == null) {
-                    startRelay.run();
-                }
+                        }
+                    });
+            // The last relay publishes what the writers left before the row counts what is pending.
+            if (relay.get() == null) {
+                startRelay.run();
             }
             OutboxBacklog backlog = OutboxBacklog.builder(monitorPool).schema(run.database().schema()).build();
             long pending = backlog.pendingCount();
