@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * Runs one operation from a fixed number of caller threads in a closed loop without a pause, first for a
  * warm-up ({@link Warmup}), then through consecutive slices of equal length, counting the calls that
  * return in each. At each boundary a hook changes what runs beside the callers (starts or stops a relay,
- * say) while they go on. Slices of one load share its pools, its warm JIT and the machine's slow and fast
- * stretches, which separate cells, each with its own pools and warm-up, do not.
+ * say) while they go on. Slices of one load share its pools, its warm-up and its JIT, which separate
+ * cells, each with its own, do not.
  */
 public final class SlicedLoad {
     /** Grace after the last slice for calls still in flight, past which the run is reported as stuck. */

@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  * RelayCost#WRITERS} callers writes without a pause while one relay is started and stopped between slices
  * as long as the window, in the order off, on, then on, off, and so on ({@code --repeat} pairs), and the
  * writers' rate in the slices with the relay is compared with their rate in the slices without it. In the
- * row above, each cell opens its own pools and warms up, and one round's ratio moved between 0.66 and 1.68
- * with the machine. A slice with the relay that follows one without begins with the relay starting and
+ * row above, each cell opens its own pools and warms up, and one round's ratio moved between 0.66 and 1.68;
+ * here both sides share one load (the machine's own slow stretches still show in the pairs). A slice with the relay that follows one without begins with the relay starting and
  * draining what the writers committed while it was stopped, on top of what they commit meanwhile: more
  * work than a relay that never stopped does, so the ratio leans against the relay, not for it.
  */
