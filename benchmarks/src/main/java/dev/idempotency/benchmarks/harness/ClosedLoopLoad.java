@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 public final class ClosedLoopLoad {
     private static final Logger log = LoggerFactory.getLogger(ClosedLoopLoad.class);
     /** Grace after the window for calls still in flight, past which the run is reported as stuck. */
-    private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(60);
+    static final Duration STRAGGLER_GRACE = Duration.ofSeconds(60);
 
     /** One call of the measured operation; an exception counts as an error. */
     @FunctionalInterface
@@ -116,15 +116,8 @@ public final class ClosedLoopLoad {
                     name, callers, compiledInWindow, window.toSeconds());
         }
 
-        long deadline = from + window.toNanos() + STRAGGLER_GRACE.toNanos();
-        for (Thread thread : threads) {
-            thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-            if (thread.isAlive()) {
-                threads.forEach(Thread::interrupt);
-                throw new IllegalStateException(name + ": a caller was still inside a call " + STRAGGLER_GRACE.toSeconds()
-                        + " s after the measured window ended; the database or broker may be stuck");
-            }
-        }
+        awaitCallers(threads, from + window.toNanos(), name + ": a caller was still inside a call " + STRAGGLER_GRACE.toSeconds()
+                + " s after the measured window ended; the database or broker may be stuck");
         Histogram all = Measurement.newLatencyHistogram();
         histograms.forEach(all::add);
         long end = from;
@@ -146,6 +139,21 @@ public final class ClosedLoopLoad {
     /** CPU time of this whole JVM so far, in nanoseconds. */
     static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /**
+     * Waits for callers told to stop at {@code endNanos} until {@link #STRAGGLER_GRACE} after it; a caller still
+     * in a call then is reported as stuck ({@code stuck}), after every caller is interrupted.
+     */
+    static void awaitCallers(List<Thread> threads, long endNanos, String stuck) throws InterruptedException {
+        long deadline = endNanos + STRAGGLER_GRACE.toNanos();
+        for (Thread thread : threads) {
+            thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            if (thread.isAlive()) {
+                threads.forEach(Thread::interrupt);
+                throw new IllegalStateException(stuck);
+            }
+        }
     }
 
     /** Runs {@code call} once: true when it returned, false (counted in {@code errors}) when it threw. */

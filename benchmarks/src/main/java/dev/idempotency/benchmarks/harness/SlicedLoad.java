@@ -19,8 +19,6 @@ import org.slf4j.LoggerFactory;
  * cells, each with its own, do not.
  */
 public final class SlicedLoad {
-    /** Grace after the last slice for calls still in flight, past which the run is reported as stuck. */
-    private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(60);
     private static final Logger log = LoggerFactory.getLogger(SlicedLoad.class);
 
     /** Called at each boundary, while the callers run; the next slice's clock starts when it returns. */
@@ -79,16 +77,9 @@ public final class SlicedLoad {
             boundary.at(slices);
         } finally {
             running.set(false);
-            long deadline = System.nanoTime() + STRAGGLER_GRACE.toNanos();
-            for (Thread thread : threads) {
-                thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-            }
         }
-        if (threads.stream().anyMatch(Thread::isAlive)) {
-            threads.forEach(Thread::interrupt);
-            throw new IllegalStateException(name + ": a caller was still inside a call " + STRAGGLER_GRACE.toSeconds()
-                    + " s after the last slice ended; the database may be stuck");
-        }
+        ClosedLoopLoad.awaitCallers(threads, System.nanoTime(), name + ": a caller was still inside a call "
+                + ClosedLoopLoad.STRAGGLER_GRACE.toSeconds() + " s after the last slice ended; the database may be stuck");
         return new Result(List.copyOf(measured), errors.get(), firstError.get());
     }
 }

@@ -169,8 +169,7 @@ final class RelayCost implements Section {
                 PostgresIdempotentExecutor executor = PostgresIdempotentExecutor.builder(executorPool)
                         .config(run.executorConfig()).afterOutboxCommit(relay::wakeUp).build();
                 String insertPayment = BenchmarkSql.render(BenchmarkSql.INSERT_PAYMENT, run.database().schema());
-                RelayCpu cpu = RelayCpu.start(name -> name.startsWith("outbox-relay-") && name.endsWith("-bench-cost"),
-                        "cost-relay", monitorPool);
+                RelayCpu cpu = RelayCpu.ofRelay("bench-cost", "cost-relay", monitorPool);
                 relay.start();
                 try {
                     Measurement m;

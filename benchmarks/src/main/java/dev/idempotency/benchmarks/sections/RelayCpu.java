@@ -47,6 +47,14 @@ final class RelayCpu {
         return new RelayCpu(threadNames, applicationName, monitor);
     }
 
+    /**
+     * {@link #start} for the relay named {@code instanceId}: its threads are {@code outbox-relay-<role>-<instanceId>}
+     * (worker, leases, publish), its backends its pool's {@code applicationName}.
+     */
+    static RelayCpu ofRelay(String instanceId, String applicationName, DataSource monitor) {
+        return start(name -> name.startsWith("outbox-relay-") && name.endsWith("-" + instanceId), applicationName, monitor);
+    }
+
     /** The shares since {@link #start}; read while the relay still runs (its threads and connections are live). */
     Share read() {
         double elapsed = (System.nanoTime() - startNanos) / 1e9 * Runtime.getRuntime().availableProcessors();

@@ -27,9 +27,10 @@ import org.slf4j.LoggerFactory;
  * as long as the window, in the order off, on, then on, off, and so on ({@code --repeat} pairs), and the
  * writers' rate in the slices with the relay is compared with their rate in the slices without it. In the
  * row above, each cell opens its own pools and warms up, and one round's ratio moved between 0.66 and 1.68;
- * here both sides share one load (the machine's own slow stretches still show in the pairs). A slice with the relay that follows one without begins with the relay starting and
- * draining what the writers committed while it was stopped, on top of what they commit meanwhile: more
- * work than a relay that never stopped does, so the ratio leans against the relay, not for it.
+ * here both sides share one load (the machine's own slow stretches still show in the pairs). A slice with
+ * the relay that follows one without begins with the relay starting and draining what the writers
+ * committed while it was stopped, on top of what they commit meanwhile: more work than a relay that never
+ * stopped does, so the ratio leans against the relay, not for it.
  */
 final class RelayOnOffSlices {
     static final String CELL = "executor.run: payment + outbox event, 1 relay started and stopped between slices";
@@ -92,8 +93,7 @@ final class RelayOnOffSlices {
                             relay.getAndSet(null).stop();
                         }
                         if (on) {
-                            cpu.set(RelayCpu.start(name -> name.startsWith("outbox-relay-") && name.endsWith("-" + INSTANCE),
-                                    RELAY_POOL, monitorPool));
+                            cpu.set(RelayCpu.ofRelay(INSTANCE, RELAY_POOL, monitorPool));
                             if (relay.get() == null) {
                                 startRelay.run();
                             }
